@@ -1,0 +1,150 @@
+"""``affplan``: the person-facing command line of affplan_ros.
+
+Every subcommand imports what it needs only when it runs, so ``affplan --help`` is instant.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Callable, Sequence
+
+from affplan_ros.env import load_env
+
+EPILOG = """\
+examples:
+  affplan demo                              plan and run a sample kitchen task in simulation
+  affplan up --robot sim                    bring the suite up on this machine
+  affplan ask "bring me an apple"           send a task to a running suite and watch it
+  affplan memory                            print what the robot knows
+  affplan interfaces                        list the suite's ROS 2 messages, services, actions
+  affplan bench plan --set all --llm oracle run the AutoGPT+P Plan Tool benchmark
+"""
+
+
+class NotAvailableYet(RuntimeError):
+    """A subcommand whose implementation has not landed yet."""
+
+
+def _not_yet(what: str, issue: int) -> Callable[[argparse.Namespace], int]:
+    def run(_: argparse.Namespace) -> int:
+        raise NotAvailableYet(f"'affplan {what}' is not available in this version yet (issue {issue}).")
+    return run
+
+
+def _cmd_interfaces(args: argparse.Namespace) -> int:
+    from affplan_ros.interfaces import interface_types
+
+    kinds = [args.kind] if args.kind else ["msg", "srv", "action"]
+    for kind in kinds:
+        for name, cls in interface_types(kind).items():
+            print(f"affplan_ros/{kind}/{name}")
+            if args.verbose:
+                print("    " + cls.__doc__.strip().splitlines()[0] if cls.__doc__ else "")
+    return 0
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from affplan_ros.demo import run_demo
+
+    return run_demo(args)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="affplan",
+        description=(
+            "Command a robot in natural language: affordance-based perception, "
+            "LLM-written PDDL goals checked in Prolog, Fast Downward plans, and "
+            "execution through ROS 2 skill action servers."
+        ),
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--namespace", default="/affplan",
+                        help="ROS 2 namespace of the suite's topics, services and actions (default: %(default)s)")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("demo", help="plan and execute a sample kitchen task in simulation",
+                       description="Run the main job end to end on the built-in simulated robot and print a transcript.")
+    p.add_argument("--task", default=None, help="task to run instead of the sample one")
+    p.set_defaults(func=_cmd_demo)
+
+    p = sub.add_parser("up", help="bring the node suite up on this machine",
+                       description="Start every node of a robot's launch description as separate processes "
+                                   "(what `ros2 launch affplan_ros <robot>.launch.xml` does on a ROS 2 install).")
+    p.add_argument("--robot", default="sim", choices=["sim", "tiago", "armar"], help="robot configuration (default: %(default)s)")
+    p.add_argument("--scenario", help="scenario file for the simulated world (AutoGPT+P scene file or YAML)")
+    p.set_defaults(func=_not_yet("up", 5))
+
+    p = sub.add_parser("ask", help="send a task to a running suite and watch it",
+                       description="Send a task through the ExecuteTask action and show each round, the plan and every step live.")
+    p.add_argument("task", help='the task in your words, e.g. "bring me an apple"')
+    p.add_argument("--plan-only", action="store_true", help="plan and report without moving the robot")
+    p.add_argument("--timeout", type=float, default=600.0, help="give up waiting after this many seconds (default: %(default)s)")
+    p.set_defaults(func=_not_yet("ask", 5))
+
+    p = sub.add_parser("memory", help="print the robot's memory",
+                       description="Print the memory node's scene, relations, locations, agents and task history.")
+    p.add_argument("--json", action="store_true", help="print JSON instead of text")
+    p.add_argument("--reset", action="store_true", help="forget what was learned and go back to the initial memory")
+    p.set_defaults(func=_not_yet("memory", 5))
+
+    p = sub.add_parser("oam", help="object-affordance mappings: show or generate with an LLM",
+                       description="Inspect the object-affordance mapping (OAM) or generate entries for new classes.")
+    oam = p.add_subparsers(dest="oam_command", metavar="OAM_COMMAND")
+    q = oam.add_parser("generate", help="map new object classes to affordances with the LLM")
+    q.add_argument("--classes", nargs="+", required=True, help="object classes, e.g. mug spatula")
+    q.add_argument("--strategy", choices=["list", "yesno", "logic"], default="logic",
+                   help="how to ask the LLM (AutoGPT+P Table II; default: %(default)s)")
+    q.set_defaults(func=_not_yet("oam generate", 6))
+    q = oam.add_parser("show", help="print the affordances of object classes")
+    q.add_argument("classes", nargs="*", help="classes to show (default: all)")
+    q.set_defaults(func=_not_yet("oam show", 3))
+
+    p = sub.add_parser("bench", help="run a benchmark and write results.json, summary.md and a plot",
+                       description="Benchmarks write their results to --out; they are commands, not tests.")
+    bench = p.add_subparsers(dest="bench_command", metavar="BENCHMARK")
+    for name, help_text, issue in [
+        ("plan", "AutoGPT+P Plan Tool benchmark (paper Table V/VI)", 3),
+        ("scale", "planning time against scene size, with and without pruning", 3),
+        ("autogptp", "AutoGPT+P tool-selection benchmark (paper Table VII)", 4),
+        ("alternative", "alternative suggestion benchmark (paper Table III)", 4),
+        ("oam", "LLM object-affordance mapping against ground truth (paper Table II)", 6),
+        ("recovery", "failure recovery: LASP and CoPAL cases", 7),
+        ("tokens", "prompt and completion tokens per prompt kind", 8),
+    ]:
+        q = bench.add_parser(name, help=help_text, description=help_text)
+        q.add_argument("--out", default=f"results/{name}", help="output folder (default: %(default)s)")
+        q.set_defaults(func=_not_yet(f"bench {name}", issue))
+
+    p = sub.add_parser("interfaces", help="list the suite's ROS 2 messages, services and actions",
+                       description="List the custom interface types built from msg/, srv/ and action/.")
+    p.add_argument("kind", nargs="?", choices=["msg", "srv", "action"], help="only this kind")
+    p.add_argument("-v", "--verbose", action="store_true", help="also print each type's first comment line")
+    p.set_defaults(func=_cmd_interfaces)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    load_env()
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        # A group without its subcommand (e.g. `affplan bench`): show that group's help.
+        target = {"oam": "oam", "bench": "bench"}.get(args.command or "")
+        if target:
+            parser.parse_args([target, "--help"])
+        parser.print_help()
+        return 0 if args.command is None else 2
+    try:
+        return int(args.func(args) or 0)
+    except NotAvailableYet as exc:
+        print(f"affplan: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("affplan: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Prolog rule files (package data; see affplan_ros.core.semantic_check)."""

@@ -1,0 +1,68 @@
+"""LLM endpoint configuration: backends are configuration, not code forks.
+
+The API key itself is never stored here — only the NAME of the environment variable
+holding it — so a config can be printed, logged or saved without leaking a secret.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+
+class MissingAPIKeyError(RuntimeError):
+    """The configured environment variable with the API key is not set."""
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    base_url: str = "https://api.openai.com/v1"
+    model: str = "gpt-4o"
+    # Name of the environment variable that holds the key; "" means "no key needed"
+    # (local servers such as llama.cpp accept any key).
+    api_key_env: str = "OPENAI_API_KEY"
+    temperature: float = 0.0
+    max_tokens: int | None = None
+    timeout_s: float = 60.0  # per request (connect + read), enforced by httpx, no signals
+    max_retries: int = 3  # retries after the first attempt, on transport errors/5xx/429
+    backoff_initial_s: float = 0.5
+    backoff_max_s: float = 8.0
+    seed: int | None = None
+    extra_body: Mapping[str, Any] = field(default_factory=dict)  # e.g. {"grammar": ...} for llama.cpp
+
+    def __post_init__(self) -> None:
+        if not self.base_url:
+            raise ValueError("LLMConfig.base_url must not be empty")
+        if not self.model:
+            raise ValueError("LLMConfig.model must not be empty")
+        if self.timeout_s <= 0:
+            raise ValueError(f"LLMConfig.timeout_s must be > 0, got {self.timeout_s}")
+        if self.max_retries < 0:
+            raise ValueError(f"LLMConfig.max_retries must be >= 0, got {self.max_retries}")
+
+    def api_key(self, environ: Mapping[str, str] | None = None) -> str:
+        """Read the key from the environment; a clear error names the variable, never a value."""
+        if not self.api_key_env:
+            return "not-needed"
+        env = os.environ if environ is None else environ
+        key = env.get(self.api_key_env, "")
+        if not key.strip():
+            raise MissingAPIKeyError(
+                f"No API key for the LLM endpoint {self.base_url}: the environment variable "
+                f"'{self.api_key_env}' is not set. Export it (export {self.api_key_env}=...) or set "
+                "api_key_env to '' for a local endpoint that needs no key."
+            )
+        return key
+
+    @classmethod
+    def from_mapping(cls, values: Mapping[str, Any]) -> "LLMConfig":
+        """Build from a YAML/ROS-parameter dict; unknown keys are an error (typos matter)."""
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(values) - known
+        if unknown:
+            raise ValueError(f"unknown LLM config keys: {sorted(unknown)} (known: {sorted(known)})")
+        return cls(**dict(values))
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)

@@ -1,0 +1,1 @@
+"""Prompt template text files (package data; see affplan_ros.llm.prompting)."""

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Set up everything affplan_ros needs in .venv/ at the repository root (what `make setup` runs).
+#
+# Idempotent: each step remembers a fingerprint of its inputs in .venv/.stamps/ and is skipped
+# when they did not change, so a second run on a set-up machine takes seconds.
+#
+# Environment knobs:
+#   PYTHON=python3.11        interpreter for the venv (must be 3.11: the ROS 2 wheels are cp311)
+#   AFFPLAN_PERCEPTION=0     skip torch/ultralytics (about 5.5 GB) on machines that never detect
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+VENV="$ROOT/.venv"
+STAMPS="$VENV/.stamps"
+PYTHON="${PYTHON:-python3.11}"
+PERCEPTION="${AFFPLAN_PERCEPTION:-1}"
+STEPS=7
+step=0
+t_start=$(date +%s)
+
+say() { printf '[setup %d/%d] %s\n' "$step" "$STEPS" "$*"; }
+next() { step=$((step + 1)); }
+fingerprint() { cat "$@" 2>/dev/null | sha256sum | cut -c1-16; }
+fresh() { [ -f "$STAMPS/$1" ] && [ "$(cat "$STAMPS/$1")" = "$2" ]; }
+mark() { mkdir -p "$STAMPS"; echo "$2" > "$STAMPS/$1"; }
+
+# 1. System packages: SWI-Prolog for the semantic goal checks.
+next
+if command -v swipl >/dev/null 2>&1; then
+  say "SWI-Prolog present ($(swipl --version 2>/dev/null | head -1))"
+else
+  say "installing SWI-Prolog (apt: swi-prolog-nox)"
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "error: swipl not found and apt-get is unavailable; install SWI-Prolog >= 9 and re-run" >&2
+    exit 1
+  fi
+  $SUDO apt-get install -y -q swi-prolog-nox >/dev/null 2>&1 \
+    || { $SUDO apt-get update -q >/dev/null && $SUDO apt-get install -y -q swi-prolog-nox >/dev/null; } \
+    || { echo "error: could not install swi-prolog-nox with apt-get" >&2; exit 1; }
+fi
+
+# 2. The virtual environment.
+next
+if [ -x "$VENV/bin/python" ]; then
+  say "virtual environment present: .venv ($("$VENV/bin/python" --version))"
+else
+  command -v "$PYTHON" >/dev/null 2>&1 || { echo "error: $PYTHON not found (the ROS 2 wheels need CPython 3.11)" >&2; exit 1; }
+  say "creating .venv with $("$PYTHON" --version)"
+  "$PYTHON" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip >/dev/null 2>&1 || true
+fi
+PY="$VENV/bin/python"
+PIP=("$PY" -m pip install -q --disable-pip-version-check)
+
+# 3. Python dependencies, pinned by requirements/lock.txt.
+next
+req_files=(requirements/ros.txt requirements/core.txt requirements/test.txt)
+[ "$PERCEPTION" = "1" ] && req_files+=(requirements/perception.txt)
+fp=$(cd "$ROOT" && fingerprint "${req_files[@]}" requirements/lock.txt; echo "$PERCEPTION")
+if fresh deps "$fp"; then
+  say "Python dependencies up to date"
+else
+  say "installing Python dependencies (ROS 2 wheels, planning, Prolog, LLM client$([ "$PERCEPTION" = 1 ] && echo ', torch + ultralytics'))"
+  args=()
+  for f in "${req_files[@]}"; do args+=(-r "$ROOT/$f"); done
+  # pip prints harmless warnings about local mirrors; keep only real errors visible.
+  "${PIP[@]}" "${args[@]}" -c "$ROOT/requirements/lock.txt" 2> >(grep -v '^WARNING: Location' >&2)
+  mark deps "$fp"
+fi
+
+# 4. The ROS 2 wheels' CMake files hard-code the paths of the machine that built them.
+next
+py_include=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['include'])")
+py_purelib=$("$PY" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+mapfile -t bad < <(grep -rl "/opt/python/cp311-cp311" "$VENV"/share/*/cmake/ 2>/dev/null || true)
+if [ "${#bad[@]}" -eq 0 ]; then
+  say "CMake paths of the ROS 2 wheels already fixed"
+else
+  say "fixing hard-coded paths in ${#bad[@]} CMake files of the ROS 2 wheels"
+  sed -i "s#/opt/python/cp311-cp311/include/python3.11#$py_include#g; s#/opt/python/cp311-cp311/lib/python3.11/site-packages#$py_purelib#g" "${bad[@]}"
+fi
+
+# 5. Generate and build our msg/srv/action interfaces into the venv.
+#    Libraries go to .venv/lib (the ROS wheels' bootstrap puts it on LD_LIBRARY_PATH);
+#    the generated Python goes to its own folder, joined to our source package by a .pth file
+#    and affplan_ros/__init__.py (pkgutil.extend_path).
+next
+fp=$(cd "$ROOT" && fingerprint CMakeLists.txt package.xml msg/* srv/* action/*)
+if fresh interfaces "$fp" && [ -f "$VENV/lib/libaffplan_ros__rosidl_typesupport_c.so" ]; then
+  say "interfaces up to date"
+else
+  n=$(ls "$ROOT"/msg/*.msg "$ROOT"/srv/*.srv "$ROOT"/action/*.action | wc -l)
+  say "building $n interfaces (msg/srv/action) with rosidl, about 2 minutes"
+  export CMAKE_PREFIX_PATH="$VENV" AMENT_PREFIX_PATH="$VENV"
+  export PATH="$VENV/bin:$PATH"
+  rm -rf "$ROOT/build/interfaces"
+  log="$ROOT/build/interfaces.log"
+  mkdir -p "$ROOT/build"
+  if ! { cmake -S "$ROOT" -B "$ROOT/build/interfaces" \
+           -DAFFPLAN_INTERFACES_ONLY=ON -DBUILD_TESTING=OFF \
+           -DCMAKE_INSTALL_PREFIX="$VENV" -DPYTHON_INSTALL_DIR=lib/affplan_ros_interfaces \
+           -DPython3_EXECUTABLE="$PY" \
+         && cmake --build "$ROOT/build/interfaces" -j "$(nproc)" \
+         && cmake --install "$ROOT/build/interfaces"; } >"$log" 2>&1; then
+    tail -30 "$log" >&2
+    echo "error: building the interfaces failed; full log: $log" >&2
+    exit 1
+  fi
+  echo "$VENV/lib/affplan_ros_interfaces" > "$py_purelib/zz_affplan_ros_interfaces.pth"
+  mark interfaces "$fp"
+fi
+
+# 6. Our own package, editable, with the `affplan` command.
+next
+fp=$(cd "$ROOT" && fingerprint pyproject.toml)
+if fresh package "$fp" && [ -x "$VENV/bin/affplan" ]; then
+  say "affplan_ros installed (editable)"
+else
+  say "installing affplan_ros (editable) and the affplan command"
+  "${PIP[@]}" --no-deps --no-build-isolation -e "$ROOT" 2> >(grep -v '^WARNING: Location' >&2)
+  mark package "$fp"
+fi
+
+# 7. Environment for `affplan` and the nodes it starts; read by affplan_ros/env.py at start-up,
+#    and sourceable by hand (`. .venv/affplan.env`) for other tools.
+next
+say "writing .venv/affplan.env"
+cat > "$VENV/affplan.env" <<EOF
+AFFPLAN_ROOT=$ROOT
+AMENT_PREFIX_PATH=$VENV
+YOLO_OFFLINE=1
+YOLO_CONFIG_DIR=$ROOT/.cache/ultralytics
+EOF
+
+echo "[setup] done in $(( $(date +%s) - t_start )) s: run .venv/bin/affplan --help"
