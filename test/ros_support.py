@@ -2,19 +2,18 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import sys
-import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator
 
 import rclpy
 from rclpy.context import Context
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
+
+from affplan_ros.launcher import NodeProcess
 
 
 def spin_until(executor, condition: Callable[[], bool], timeout: float) -> bool:
@@ -43,43 +42,8 @@ def isolated_node(name: str) -> Iterator[tuple[Node, SingleThreadedExecutor]]:
         rclpy.shutdown(context=context)
 
 
-class ChildProcess:
-    """A process that prints READY when it is up; stopped with SIGINT, killed if it lingers."""
-
-    def __init__(self, argv: Sequence[str], ready_timeout: float = 30.0, env: dict | None = None):
-        self.argv = list(argv)
-        self.output: list[str] = []
-        self.proc = subprocess.Popen(
-            self.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env={**os.environ, **(env or {})},
-        )
-        self._ready = threading.Event()
-        threading.Thread(target=self._read, daemon=True).start()
-        deadline = time.monotonic() + ready_timeout
-        while not self._ready.wait(0.1):
-            if self.proc.poll() is not None or time.monotonic() > deadline:
-                break
-        if not self._ready.is_set():
-            self.stop()
-            time.sleep(0.1)  # let the reader thread collect the last lines
-            raise RuntimeError(f"{self.argv} did not become ready within {ready_timeout} s:\n" + "".join(self.output))
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for line in self.proc.stdout:
-            self.output.append(line)
-            if line.strip() == "READY":
-                self._ready.set()
-
-    def stop(self, timeout: float = 10.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        return self.proc.returncode
+# One implementation of "start a process and wait for READY", shared with `affplan up`.
+ChildProcess = NodeProcess
 
 
 def python_script(path: Path, *args: str) -> list[str]:

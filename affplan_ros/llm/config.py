@@ -66,3 +66,22 @@ class LLMConfig:
 
     def to_dict(self) -> dict[str, Any]:
         return dataclasses.asdict(self)
+
+
+ENV_BASE_URL = "AFFPLAN_LLM_BASE_URL"
+ENV_MODEL = "AFFPLAN_LLM_MODEL"
+ENV_KEY_NAME = "AFFPLAN_LLM_API_KEY_ENV"
+
+
+def config_from_env(environ: Mapping[str, str] | None = None) -> LLMConfig | None:
+    """The endpoint configured in the environment, or None when none is.
+
+    ``AFFPLAN_LLM_BASE_URL`` (required), ``AFFPLAN_LLM_MODEL`` and ``AFFPLAN_LLM_API_KEY_ENV``
+    (the NAME of the variable holding the key; default OPENAI_API_KEY, "" for none).
+    """
+    env = os.environ if environ is None else environ
+    base_url = env.get(ENV_BASE_URL, "").strip()
+    if not base_url:
+        return None
+    return LLMConfig(base_url=base_url, model=env.get(ENV_MODEL, "").strip() or LLMConfig.model,
+                     api_key_env=env.get(ENV_KEY_NAME, "OPENAI_API_KEY").strip())

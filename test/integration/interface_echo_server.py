@@ -43,12 +43,12 @@ class InterfaceEcho(Node):
         for name, cls in interface_types("srv").items():
             self.create_service(cls, f"{PREFIX}/srv/{name}", partial(self._serve, cls))
         group = ReentrantCallbackGroup()
-        self._servers = [
+        self._skill_servers = [
             ActionServer(self, cls, f"{PREFIX}/action/{name}",
                          execute_callback=partial(self._execute, cls), callback_group=group)
             for name, cls in interface_types("action").items()
         ]
-        self._servers.append(ActionServer(
+        self._skill_servers.append(ActionServer(
             self, ExecuteTask, f"{PREFIX}/cancellable", execute_callback=self._until_canceled,
             cancel_callback=lambda _goal: CancelResponse.ACCEPT, callback_group=group))
 

@@ -1,0 +1,143 @@
+"""Symbolic simulation: apply a plan's effects to a task's initial state, check a DNF goal.
+
+Success is decided as in the AutoGPT+P evaluation: the goal is in DNF (a list of
+conjunctions of literals); the plan succeeds if in the final state some conjunction has all
+its positive literals true and none of its negated literals true.
+Literals are :class:`affplan_ros.core.goal.Literal` (predicate, args, negated).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+from .goal import parse_sexprs
+from .domain import PlanningTask
+from .scene import Relation, Scene
+
+Atom = tuple[str, ...]  # (predicate, arg, ...)
+
+
+class SimulationError(ValueError):
+    """A plan step is not applicable (precondition false) or unknown."""
+
+
+@dataclass
+class SimulationResult:
+    state: frozenset[Atom]
+    success: bool
+    satisfied_disjunct: int | None  # index of the first satisfied conjunction
+
+
+def initial_state(task: PlanningTask) -> set[Atom]:
+    state = set()
+    for fact in task.init:
+        if fact.startswith("(="):
+            continue
+        state.add(tuple(fact.strip("()").split()))
+    return state
+
+
+def _subst(expr, binding):
+    if isinstance(expr, str):
+        return binding.get(expr, expr)
+    return tuple(_subst(e, binding) for e in expr)
+
+
+def _holds(expr, state: set[Atom]) -> bool:
+    head = expr[0]
+    if head == "and":
+        return all(_holds(e, state) for e in expr[1:])
+    if head == "or":
+        return any(_holds(e, state) for e in expr[1:])
+    if head == "not":
+        return not _holds(expr[1], state)
+    if head == "=":
+        return expr[1] == expr[2]
+    return tuple(expr) in state
+
+
+def _apply(expr, state: set[Atom], adds: set, dels: set, positive: bool = True) -> None:
+    head = expr[0]
+    if head == "and":
+        for e in expr[1:]:
+            _apply(e, state, adds, dels, positive)
+    elif head == "not":
+        _apply(expr[1], state, adds, dels, not positive)
+    elif head in ("increase", "decrease"):
+        return
+    else:
+        (adds if positive else dels).add(tuple(expr))
+
+
+def apply_step(task: PlanningTask, state: set[Atom], action: str, agent: str,
+               args: Sequence[str], check: bool = True) -> set[Atom]:
+    cap = task.capabilities.get(action)
+    if cap is None:
+        raise SimulationError(f"unknown action {action!r}")
+    if len(args) != len(cap.parameters):
+        raise SimulationError(f"{action} takes {len(cap.parameters)} arguments, got {len(args)}")
+    binding = {"?actor": agent, **{f"?{p.name}": a for p, a in zip(cap.parameters, args)}}
+    if check:
+        (pre,) = parse_sexprs(cap.precondition)
+        if not _holds(_subst(pre, binding), state):
+            raise SimulationError(f"precondition of ({action} {agent} {' '.join(args)}) is false")
+    (eff,) = parse_sexprs(cap.effect)
+    adds, dels = set(), set()
+    _apply(_subst(eff, binding), state, adds, dels)
+    return (state - dels) | adds  # PDDL semantics: delete first, then add
+
+
+def goal_satisfied(state: Iterable[Atom], goal: Sequence[Sequence]) -> int | None:
+    """Index of the first satisfied conjunction of the DNF goal, or None."""
+    state = set(state)
+    for i, conj in enumerate(goal):
+        if all((((l.predicate, *l.args) in state) != l.negated) for l in conj):
+            return i
+    return None
+
+
+def simulate(task: PlanningTask, plan, goal: Sequence[Sequence] | None = None,
+             check: bool = True) -> SimulationResult:
+    """Run ``plan`` (PlanSteps) from the task's initial state and judge ``goal``."""
+    state = initial_state(task)
+    for step in plan:
+        state = apply_step(task, state, step.action, step.agent,
+                           tuple(task._map(a) for a in step.args), check)
+    goal = goal if goal is not None else task.goal or []
+    idx = goal_satisfied(state, [[_Mapped(l, task) for l in c] for c in goal])
+    return SimulationResult(frozenset(state), idx is not None, idx)
+
+
+@dataclass(frozen=True)
+class _Mapped:
+    lit: object
+    task: PlanningTask
+
+    @property
+    def predicate(self):
+        return self.lit.predicate
+
+    @property
+    def args(self):
+        return self.task._map_args(self.lit.args)
+
+    @property
+    def negated(self):
+        return self.lit.negated
+
+
+def state_to_scene(task: PlanningTask, state: Iterable[Atom]) -> Scene:
+    """The scene after a simulated plan: relations from the state, locations from ``located``."""
+    inv = {v: k for k, v in task.names.items()}
+    scene = task.scene.copy()
+    keep_preds = {p for p, d in task.predicates.items() if not d.internal}
+    scene.relations = sorted((Relation(a[0], tuple(inv.get(x, x) for x in a[1:]))
+                              for a in state if a[0] in keep_preds),
+                             key=lambda r: (r.predicate, r.args))
+    from .scene import Location
+    members: dict[str, list[str]] = {}
+    for a in state:
+        if a[0] == "located":
+            members.setdefault(inv.get(a[2], a[2]), []).append(inv.get(a[1], a[1]))
+    scene.locations = {n: Location(n, tuple(sorted(members.get(n, [])))) for n in task.scene.locations}
+    return scene

@@ -1,0 +1,79 @@
+"""Start node executables as child processes and wait until each says it is ready.
+
+Used by ``affplan demo``/``affplan up`` (where ``ros2 launch`` is absent) and by the tests.
+Nodes print ``READY`` on stdout when constructed (see ``nodes/base.py``).
+"""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from typing import Callable, Sequence
+
+READY_LINE = "READY"  # printed by every node once it is up (nodes/base.py)
+
+
+class NodeStartError(RuntimeError):
+    pass
+
+
+class NodeProcess:
+    """A child process that prints READY when it is up; stopped with SIGINT, killed if it lingers."""
+
+    def __init__(self, argv: Sequence[str], *, ready_timeout: float = 30.0, env: dict | None = None,
+                 on_line: Callable[[str], None] | None = None, name: str | None = None):
+        self.argv = list(argv)
+        self.name = name or os.path.basename(self.argv[-1])
+        self.output: list[str] = []
+        self._on_line = on_line
+        self.proc = subprocess.Popen(
+            self.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env={**os.environ, **(env or {})}, start_new_session=True,
+        )
+        self._ready = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+        deadline = time.monotonic() + ready_timeout
+        while not self._ready.wait(0.05):
+            if self.proc.poll() is not None or time.monotonic() > deadline:
+                break
+        if not self._ready.is_set():
+            self.stop()
+            time.sleep(0.1)  # let the reader collect the last lines
+            raise NodeStartError(f"{self.name} did not become ready within {ready_timeout:.0f} s:\n" + "".join(self.output[-30:]))
+
+    def _read(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.output.append(line)
+            if line.strip() == READY_LINE:
+                self._ready.set()
+            elif self._on_line is not None:
+                self._on_line(line)
+
+    @property
+    def running(self) -> bool:
+        return self.proc.poll() is None
+
+    def stop(self, timeout: float = 10.0) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(5)
+        return self.proc.returncode
+
+
+def node_argv(executable: str, namespace: str = "/affplan", params: dict | None = None,
+              params_file: str | None = None) -> list[str]:
+    """argv that runs ``affplan_ros.nodes.<executable>`` like ``ros2 run affplan_ros <executable>``."""
+    argv = [sys.executable, "-m", f"affplan_ros.nodes.{executable}", "--ros-args", "-r", f"__ns:={namespace}"]
+    if params_file:
+        argv += ["--params-file", params_file]
+    for key, value in (params or {}).items():
+        argv += ["-p", f"{key}:={value}"]
+    return argv

@@ -1,0 +1,166 @@
+"""executor: runs a plan step by step through the skill action servers (ExecutePlan action).
+
+Each step becomes a goal of the skill action named in ``config/skills.yaml``; the step's
+outcome (or a structured failure: what / why / suggestion) is reported as feedback. One plan
+runs at a time; cancel stops the running skill too. Steps have a time limit, and a skill
+server that does not answer fails the step with a clear message instead of hanging.
+"""
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+
+from affplan_ros.core.capabilities import load_capabilities
+from affplan_ros.core.failure import Failure, FailureCode
+from affplan_ros.core.skills import SkillMap, SkillMapError
+from affplan_ros.env import share_dir
+from affplan_ros.interfaces import interface_types
+from affplan_ros.msg import PlanStep
+from affplan_ros.action import ExecutePlan
+from affplan_ros.nodes.base import declare, require, run_node
+from affplan_ros.nodes.convert import failure_from_msg, failure_to_msg, fill_message, step_text
+
+
+class _Wait:
+    """Wait for an rclpy future from a worker thread, polling a stop condition."""
+
+    def __init__(self, future):
+        self.future = future
+        self._done = threading.Event()
+        future.add_done_callback(lambda _f: self._done.set())
+
+    def until(self, deadline: float, stop=lambda: False) -> str:
+        while not self._done.wait(0.05):
+            if stop():
+                return "stopped"
+            if time.monotonic() > deadline:
+                return "timeout"
+        return "done"
+
+
+class ExecutorNode(Node):
+    def __init__(self) -> None:
+        super().__init__("executor")
+        skills_file = declare(self, "skills_file", "", "PDDL action -> skill action mapping (default: config/skills.yaml)")
+        capabilities_file = declare(self, "capabilities_file", "", "capability schemas (default: the built-in set)")
+        self.step_timeout = declare(self, "step_timeout_s", 60.0, "time limit of one plan step, seconds")
+        self.server_wait = declare(self, "server_wait_s", 5.0, "how long to wait for a skill server to appear, seconds")
+        require(self.step_timeout > 0, "step_timeout_s must be > 0")
+        require(self.server_wait >= 0, "server_wait_s must be >= 0")
+
+        path = Path(skills_file) if skills_file else share_dir() / "config" / "skills.yaml"
+        try:
+            self.skill_map = SkillMap.from_file(path)
+            self.parameters = {n: [p.name for p in c.parameters]
+                               for n, c in load_capabilities(capabilities_file or None).items()}
+        except (OSError, SkillMapError) as exc:
+            raise ValueError(f"cannot load the skill mapping or capabilities: {exc}") from exc
+
+        # Skill clients live in their own group so that their responses are processed while the
+        # ExecutePlan callback (in another group) waits on them.
+        self._client_group = ReentrantCallbackGroup()
+        self._action_types = interface_types("action")
+        self._skill_clients = {
+            skill: ActionClient(self, self._action_types[skill], self.skill_map.server(skill),
+                                callback_group=self._client_group)
+            for skill in self.skill_map.skill_types()
+        }
+        self._busy = threading.Lock()
+        self._server = ActionServer(
+            self, ExecutePlan, "execute_plan", execute_callback=self._execute,
+            goal_callback=self._on_goal, cancel_callback=lambda _g: CancelResponse.ACCEPT,
+            # Reentrant: the cancel request must be served while the plan runs.
+            callback_group=ReentrantCallbackGroup())
+        self.get_logger().info(f"executor ready: {len(self._skill_clients)} skill types, step limit {self.step_timeout:.0f} s")
+
+    def _on_goal(self, _goal) -> GoalResponse:
+        # One plan at a time: a second plan while one runs is rejected, not queued.
+        return GoalResponse.REJECT if self._busy.locked() else GoalResponse.ACCEPT
+
+    def _execute(self, goal_handle):
+        with self._busy:
+            return self._run_plan(goal_handle)
+
+    def _run_plan(self, goal_handle):
+        plan = goal_handle.request.plan
+        timeout = goal_handle.request.step_timeout_s or self.step_timeout
+        result = ExecutePlan.Result()
+        for i, step in enumerate(plan.steps):
+            self._feedback(goal_handle, i, step, "running", f"step {i + 1}/{len(plan.steps)}: {step_text(step)}")
+            failure = self._run_step(goal_handle, step, timeout)
+            if failure is None:
+                result.executed.append(step)
+                result.steps_done += 1
+                self._feedback(goal_handle, i, step, "succeeded", f"done: {step_text(step)}")
+                continue
+            result.failure = failure_to_msg(failure)
+            result.message = failure.feedback()
+            self._feedback(goal_handle, i, step, "failed", result.message)
+            if failure.code == FailureCode.CANCELED:
+                goal_handle.canceled()
+            else:
+                goal_handle.abort()
+            self.get_logger().warn(f"plan stopped at step {i + 1}: {result.message}")
+            return result
+        result.success = True
+        result.message = f"all {len(plan.steps)} steps succeeded"
+        goal_handle.succeed()
+        return result
+
+    def _feedback(self, goal_handle, index: int, step: PlanStep, status: str, message: str) -> None:
+        goal_handle.publish_feedback(ExecutePlan.Feedback(current_step=index, step=step, status=status, message=message))
+
+    def _run_step(self, goal_handle, step: PlanStep, timeout: float) -> Failure | None:
+        text = step_text(step)
+        try:
+            call = self.skill_map.goal_for(step.action, step.agent, list(step.arguments),
+                                           self.parameters.get(step.action, list(step.arguments)))
+            goal = fill_message(self._action_types[call.skill].Goal(), {**call.goal, "step": step})
+        except (SkillMapError, ValueError) as exc:
+            return Failure(FailureCode.INVALID, text, f"cannot execute {text}", str(exc))
+        client = self._skill_clients[call.skill]
+        if not client.wait_for_server(timeout_sec=self.server_wait):
+            return Failure(FailureCode.UNAVAILABLE, text, f"{text} could not start",
+                           f"no skill server answers at {self.resolve_action_name(call.server)}",
+                           "start the robot's skill servers (or the simulated world) and retry")
+        deadline = time.monotonic() + timeout
+        cancel_requested = lambda: goal_handle.is_cancel_requested  # noqa: E731
+        sent = _Wait(client.send_goal_async(goal))
+        if sent.until(deadline, cancel_requested) != "done":
+            return self._stopped(text, cancel_requested(), timeout)
+        handle = sent.future.result()
+        if not handle.accepted:
+            return Failure(FailureCode.INVALID, text, f"{text} was refused", "the skill server rejected the goal")
+        finished = _Wait(handle.get_result_async())
+        outcome = finished.until(deadline, cancel_requested)
+        if outcome != "done":
+            _Wait(handle.cancel_goal_async()).until(time.monotonic() + 5.0)
+            return self._stopped(text, outcome == "stopped", timeout)
+        skill_result = finished.future.result().result
+        if skill_result.success:
+            return None
+        return failure_from_msg(skill_result.failure) or Failure(FailureCode.PHYSICAL, text, f"{text} failed")
+
+    def resolve_action_name(self, name: str) -> str:
+        ns = self.get_namespace().rstrip("/")
+        return name if name.startswith("/") else f"{ns}/{name}"
+
+    @staticmethod
+    def _stopped(text: str, canceled: bool, timeout: float) -> Failure:
+        if canceled:
+            return Failure(FailureCode.CANCELED, text, f"{text} was canceled", "the plan was canceled")
+        return Failure(FailureCode.TIMEOUT, text, f"{text} did not finish", f"no result within {timeout:.0f} s",
+                       "check the robot, or raise step_timeout_s")
+
+
+def main(args=None) -> int:
+    return run_node(ExecutorNode, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

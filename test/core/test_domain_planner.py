@@ -1,0 +1,126 @@
+import os
+import subprocess
+import time
+
+import pytest
+
+from affplan_ros.core.capabilities import load_capabilities, load_original_capabilities
+from affplan_ros.core.domain import GoalVocabularyError, build_task
+from affplan_ros.core.goal import parse_goal, to_dnf
+from affplan_ros.core.planner import plan_for_goal, run_fast_downward, solve_task
+from affplan_ros.core.scene_io import parse_scene_text
+from affplan_ros.core.simulate import simulate, state_to_scene
+
+from _oracle import autogpt_dir
+
+KITCHEN = """OBJECTS
+human:0
+table:0
+counter:0
+refrigerator:0
+cup:0
+apple:0
+kitchen_knife:0
+cutting_board:0
+bottle:0
+water:0
+END-OBJECTS
+RELATIONS
+on cup:0 table:0
+in apple:0 refrigerator:0
+on kitchen_knife:0 counter:0
+on cutting_board:0 counter:0
+on bottle:0 counter:0
+liquid_in water:0 bottle:0
+closed refrigerator:0
+closed bottle:0
+at robot:0 table:0
+at human:0 table:0
+END-RELATIONS
+LOCATIONS
+table0 table:0 cup:0
+counter0 counter:0 kitchen_knife:0 cutting_board:0 bottle:0 water:0
+refrigerator0 refrigerator:0 apple:0
+END-LOCATIONS
+"""
+
+
+def goal(text):
+    return to_dnf(parse_goal(text))
+
+
+@pytest.fixture(scope="module")
+def kitchen():
+    return parse_scene_text(KITCHEN, "kitchen.txt")
+
+
+def test_domain_generation(kitchen):
+    task = build_task(kitchen, goal("(and (inhand apple0 human0))"))
+    dom, prob = task.domain_pddl(), task.problem_pddl()
+    assert "(:action grasp" in dom and "(cost ?actor)" in dom and "; ?o stands on top" in dom
+    assert "(located apple0 refrigerator0)" in prob and "(= (cost human0) 100)" in prob
+    sig = task.signature
+    assert sig.has_type("cup0", "carry") and sig.has_type("table0", "location")
+    assert sig.has_type("robot0", "actor") and sig.predicates["on"] == ("carry", "support")
+    assert "located" not in sig.predicates  # internal
+    problem = task.up_problem()
+    assert len(problem.actions) == len(load_capabilities())
+    with pytest.raises(GoalVocabularyError):
+        build_task(kitchen, goal("(and (inhand unicorn0 human0))"))
+
+
+def test_plan_kitchen_end_to_end(kitchen):
+    g = goal("(and (inhand apple0 human0) (chopped apple0))")
+    res = plan_for_goal(kitchen, g, mode="optimal")
+    assert res.solved, res.message
+    # move fridge, open, take_out, move counter, place on board, grasp knife, chop,
+    # place knife, grasp apple, move to human, handover
+    assert res.cost == 11
+    assert all(s.agent == "robot0" for s in res.plan)
+    task = build_task(kitchen, g)
+    sim = simulate(task, res.plan, g)
+    assert sim.success
+    after = state_to_scene(task, sim.state)
+    assert any(r.predicate == "inhand" and r.args == ("apple0", "human0") for r in after.relations)
+
+
+def test_satisficing_and_disjunction(kitchen):
+    g = goal("(or (liquid_in water0 cup0) (inhand cup0 robot0))")
+    opt = plan_for_goal(kitchen, g, mode="optimal")
+    sat = plan_for_goal(kitchen, g, mode="satisficing")
+    assert opt.solved and sat.solved and opt.cost == 1 and sat.cost >= opt.cost
+
+
+def test_negative_goal_and_unsolvable(kitchen):
+    assert plan_for_goal(kitchen, goal("(and (not (closed bottle0)))")).cost == 2
+    res = plan_for_goal(kitchen, goal("(and (chopped cup0))"))
+    assert res.status == "unsolvable"
+
+
+def _downward_pids():
+    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
+    return {l.split()[0] for l in out.splitlines() if "/downward" in l and "--search" in l
+            or "fast_downward.translate" in l}
+
+
+def test_timeout_leaves_no_planner_process(kitchen):
+    # A large scene so that Fast Downward is still running when the limit hits.
+    lines = KITCHEN.replace("END-OBJECTS", "\n".join(f"cup:{i}" for i in range(1, 120)) + "\nEND-OBJECTS")
+    lines = lines.replace("END-RELATIONS", "\n".join(f"on cup:{i} table:0" for i in range(1, 120)) + "\nEND-RELATIONS")
+    lines = lines.replace("table0 table:0 cup:0", "table0 table:0 " + " ".join(f"cup:{i}" for i in range(120)))
+    big = parse_scene_text(lines, "big.txt")
+    before = _downward_pids()
+    t0 = time.monotonic()
+    res = solve_task(build_task(big, goal("(and (inhand apple0 human0))")), time_limit=1.0)
+    assert time.monotonic() - t0 < 10
+    assert res.status == "timeout"
+    time.sleep(0.3)
+    assert _downward_pids() - before == set()
+
+
+def test_original_capabilities_convert():
+    caps = load_original_capabilities(
+        autogpt_dir() / "planning_memory/data/capabilities/all_capabilities.json")
+    assert "reachable" not in caps["grasp"].precondition
+    assert "(located ?from ?at)" in caps["grasp"].precondition
+    assert caps["handover"].effect.count("(") == caps["handover"].effect.count(")")
