@@ -31,6 +31,27 @@ def _not_yet(what: str, issue: int) -> Callable[[argparse.Namespace], int]:
     return run
 
 
+BENCHMARKS = [
+    ("plan", "AutoGPT+P Plan Tool benchmark (paper Table V/VI)", 3),
+    ("scale", "planning time against scene size, with and without pruning", 3),
+    ("autogptp", "AutoGPT+P tool-selection benchmark (paper Table VII)", 4),
+    ("alternative", "alternative suggestion benchmark (paper Table III)", 4),
+    ("oam", "LLM object-affordance mapping against ground truth (paper Table II)", 6),
+    ("recovery", "failure recovery: LASP and CoPAL cases", 7),
+    ("tokens", "prompt and completion tokens per prompt kind", 8),
+]
+
+
+def _bench_module(name: str):
+    """affplan_ros.bench.<name> if that benchmark has landed, else None."""
+    import importlib
+    import importlib.util
+
+    if importlib.util.find_spec(f"affplan_ros.bench.{name}") is None:
+        return None
+    return importlib.import_module(f"affplan_ros.bench.{name}")
+
+
 def _cmd_interfaces(args: argparse.Namespace) -> int:
     from affplan_ros.interfaces import interface_types
 
@@ -104,18 +125,15 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="run a benchmark and write results.json, summary.md and a plot",
                        description="Benchmarks write their results to --out; they are commands, not tests.")
     bench = p.add_subparsers(dest="bench_command", metavar="BENCHMARK")
-    for name, help_text, issue in [
-        ("plan", "AutoGPT+P Plan Tool benchmark (paper Table V/VI)", 3),
-        ("scale", "planning time against scene size, with and without pruning", 3),
-        ("autogptp", "AutoGPT+P tool-selection benchmark (paper Table VII)", 4),
-        ("alternative", "alternative suggestion benchmark (paper Table III)", 4),
-        ("oam", "LLM object-affordance mapping against ground truth (paper Table II)", 6),
-        ("recovery", "failure recovery: LASP and CoPAL cases", 7),
-        ("tokens", "prompt and completion tokens per prompt kind", 8),
-    ]:
+    for name, help_text, issue in BENCHMARKS:
         q = bench.add_parser(name, help=help_text, description=help_text)
-        q.add_argument("--out", default=f"results/{name}", help="output folder (default: %(default)s)")
-        q.set_defaults(func=_not_yet(f"bench {name}", issue))
+        module = _bench_module(name)
+        if module is None:
+            q.add_argument("--out", default=f"results/{name}", help="output folder (default: %(default)s)")
+            q.set_defaults(func=_not_yet(f"bench {name}", issue))
+        else:
+            module.configure(q)
+            q.set_defaults(func=module.run)
 
     p = sub.add_parser("interfaces", help="list the suite's ROS 2 messages, services and actions",
                        description="List the custom interface types built from msg/, srv/ and action/.")

@@ -23,18 +23,19 @@ def _summary(runs):
 
 def test_simple_task_pruned_reaches_min_costs():
     autogpt_dir()
-    runs = run_oracle("evaluation_simple_task.csv", prune=True)
+    # The whole file takes ~80 s on 2 cores; by default the first 15 cases (all reachable).
+    runs = run_oracle("evaluation_simple_task.csv", prune=True, limit=None if SLOW else 15)
     n, report = _summary(runs)
     print(f"simple_task pruned: {n}/{len(runs)} reach min_costs\n{report}")
-    # Known misses: 'Wipe the counter' needs a wetting capability the original capability
-    # file lacks; two goals use AutoGPT+P's derived `free` predicate.
-    assert n >= 27
+    # Known misses of the full file: 'Wipe the counter' needs a wetting capability the
+    # original capability file lacks; two goals use AutoGPT+P's derived `free` predicate.
+    assert n >= (27 if SLOW else 15)
 
 
 @pytest.mark.parametrize("csv_name", ["evaluation_simple_task.csv", "evaluation_simple_goal.csv"])
 def test_pruning_keeps_optimal_cost(csv_name):
     autogpt_dir()
-    limit = None if SLOW else 4
+    limit = None if SLOW else 3
     pruned = run_oracle(csv_name, prune=True, limit=limit)
     full = run_oracle(csv_name, prune=False, limit=limit)
     for (case, rp), (_, rf) in zip(pruned, full):

@@ -1,0 +1,51 @@
+"""The repository is a ROS 2 package a robotics user can build and launch: check its files."""
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+LAUNCH_FILES = sorted((ROOT / "launch").glob("*.launch.xml"))
+
+
+def test_package_xml_names_the_package_and_interface_group():
+    pkg = ET.parse(ROOT / "package.xml").getroot()
+    assert pkg.findtext("name") == "affplan_ros"
+    assert pkg.findtext("member_of_group") == "rosidl_interface_packages"
+    assert pkg.find("export/build_type").text == "ament_cmake"
+    # catkin_pkg (used by colcon) rejects an invalid maintainer e-mail.
+    assert re.fullmatch(r"[^@\s]+@[^@\s]+\.[a-z]+", pkg.find("maintainer").get("email"))
+
+
+@pytest.mark.parametrize("launch_file", LAUNCH_FILES, ids=lambda p: p.name)
+def test_launch_file_nodes_exist_and_have_parameters(launch_file):
+    root = ET.parse(launch_file).getroot()
+    defaults = {a.get("name"): a.get("default", "") for a in root.iter("arg")}
+    nodes = list(root.iter("node"))
+    assert nodes, "a launch file without nodes"
+    for node in nodes:
+        assert node.get("pkg") == "affplan_ros"
+        executable = node.get("exec")
+        script = ROOT / "scripts" / "nodes" / executable
+        assert script.is_file() and script.stat().st_mode & 0o111, f"{executable}: no executable in scripts/nodes"
+        assert (ROOT / "affplan_ros" / "nodes" / f"{executable}.py").is_file()
+        for param in node.iter("param"):
+            source = param.get("from")
+            if not source:
+                continue
+            source = re.sub(r"\$\(var (\w+)\)", lambda m: defaults[m.group(1)], source)
+            path = ROOT / source.replace("$(find-pkg-share affplan_ros)/", "")
+            assert path.is_file(), f"{launch_file.name}: parameter file {path} missing"
+            sections = yaml.safe_load(path.read_text())
+            assert any(key.rsplit("/", 1)[-1] == node.get("name") for key in sections), \
+                f"{path.name} has no section for node {node.get('name')}"
+
+
+def test_every_node_script_is_launched_somewhere():
+    launched = {n.get("exec") for f in LAUNCH_FILES for n in ET.parse(f).getroot().iter("node")}
+    scripts = {p.name for p in (ROOT / "scripts" / "nodes").iterdir()}
+    assert scripts == launched
