@@ -14,10 +14,8 @@ import time
 from functools import partial
 from pathlib import Path
 
-import rclpy
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
@@ -26,6 +24,7 @@ from interface_samples import sample  # noqa: E402
 
 from affplan_ros.action import ExecuteTask  # noqa: E402
 from affplan_ros.interfaces import interface_types  # noqa: E402
+from affplan_ros.nodes.base import run_node  # noqa: E402
 
 PREFIX = "/affplan_test"
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -81,21 +80,7 @@ class InterfaceEcho(Node):
 
 
 def main() -> int:
-    rclpy.init()
-    node = InterfaceEcho()
-    executor = MultiThreadedExecutor(num_threads=4)
-    executor.add_node(node)
-    print("READY", flush=True)
-    try:
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        executor.shutdown()
-        node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
-    return 0
+    return run_node(InterfaceEcho)
 
 
 if __name__ == "__main__":
