@@ -138,6 +138,7 @@ def _execute(plan, goal_text: str, namespace: str, say: Transcript) -> tuple[boo
     from rclpy.executors import SingleThreadedExecutor
 
     from affplan_ros.action import ExecutePlan
+    from affplan_ros.nodes.base import wait_for_action
     from affplan_ros.nodes.convert import plan_to_msg
 
     context = Context()
@@ -147,7 +148,7 @@ def _execute(plan, goal_text: str, namespace: str, say: Transcript) -> tuple[boo
     executor.add_node(node)
     try:
         client = ActionClient(node, ExecutePlan, f"{namespace}/execute_plan")
-        if not client.wait_for_server(timeout_sec=20.0):
+        if not wait_for_action(node, client, f"{namespace}/execute_plan", 20.0):
             return False, "the executor node did not answer"
         total = len(plan.plan)
 

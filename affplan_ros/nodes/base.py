@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from typing import Any, Callable, Sequence
 
 import rclpy
@@ -60,3 +61,20 @@ def run_node(factory: Callable[[], Node], args: Sequence[str] | None = None, thr
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
+
+
+def wait_for_action(node: Node, client, action_name: str, timeout: float) -> bool:
+    """Wait until an action server answers AND its feedback publisher has been discovered.
+
+    ``ActionClient.wait_for_server`` only covers the goal services; feedback is a volatile
+    topic, so feedback published before discovery completes would be lost.
+    """
+    deadline = time.monotonic() + timeout
+    if not client.wait_for_server(timeout_sec=timeout):
+        return False
+    topic = f"{action_name.rstrip('/')}/_action/feedback"
+    while node.count_publishers(topic) == 0:
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True

@@ -60,7 +60,11 @@ class InterfaceEcho(Node):
         if goal_handle.request != sample(cls.Goal):
             goal_handle.abort()
             return cls.Result()
-        goal_handle.publish_feedback(sample(cls.Feedback))
+        # Feedback is a volatile topic: a subscriber matched a moment late misses a single
+        # message, so send it a few times (the client checks the first one it gets).
+        for _ in range(3):
+            goal_handle.publish_feedback(sample(cls.Feedback))
+            time.sleep(0.1)
         goal_handle.succeed()
         return sample(cls.Result)
 

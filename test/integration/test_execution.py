@@ -47,11 +47,12 @@ def run_plan(plan, cancel_after_feedback: int | None = None, timeout: float = 60
     from ros_support import isolated_node, spin_until
 
     from affplan_ros.action import ExecutePlan
+    from affplan_ros.nodes.base import wait_for_action
 
     feedback = []
     with isolated_node("plan_runner") as (node, executor):
         client = ActionClient(node, ExecutePlan, f"{NS}/execute_plan")
-        assert client.wait_for_server(timeout_sec=20.0), "executor not available"
+        assert wait_for_action(node, client, f"{NS}/execute_plan", 20.0), "executor not available"
         send = client.send_goal_async(ExecutePlan.Goal(plan=plan), feedback_callback=lambda m: feedback.append(m.feedback))
         assert spin_until(executor, send.done, 10.0)
         handle = send.result()
