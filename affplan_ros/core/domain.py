@@ -24,6 +24,13 @@ from the scene's LOCATIONS and updated by the actions that pick up and put down 
 Limitation: objects inside or on a container that is carried away keep their old
 ``located`` fact; this only matters when such an object is later the *target* of a
 reachability test (e.g. chopping an apple whose cutting board was moved with it).
+
+Grounding cost: Fast Downward's translator grounds each action over (roughly) the product of
+its parameters' domains. ``domain_pddl(split=True)`` (what the planner uses) writes the
+capabilities that would ground into many operators as chains of stage actions with at most
+three parameters (see ``split_capability`` below for the encoding and why it keeps every
+plan's cost); the capabilities themselves (what plans, skills and validation speak) are
+unchanged.
 """
 from __future__ import annotations
 
@@ -57,6 +64,24 @@ def load_predicates(path: Optional[Path] = None) -> dict[str, PredicateDef]:
     return {n: PredicateDef(n, tuple((str(v), str(t)) for v, t in d["params"]),
                             str(d.get("description", "")), bool(d.get("internal", False)))
             for n, d in data["predicates"].items()}
+
+
+_DATA_CACHE: dict = {}
+
+
+def _cached_default(loader, path: Path):
+    """``loader()`` for a default data file, re-read only when the file changes (YAML parsing
+    was a third of the fixed cost of planning a small scene). Callers get their own dict."""
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return loader()
+    hit = _DATA_CACHE.get(loader)
+    if hit is None or hit[0] != stamp:
+        hit = (stamp, loader())
+        _DATA_CACHE[loader] = hit
+    value = hit[1]
+    return dict(value) if isinstance(value, dict) else value
 
 
 PDDL_CONFIG = yaml.safe_load((DATA_DIR / "pddl.yaml").read_text(encoding="utf-8"))
@@ -104,13 +129,21 @@ class PlanningTask:
     agents: list[Agent]
     capabilities: dict[str, Capability]
     goal: Optional[list] = None                 # DNF
+    # Split encoding: capabilities with more than ``split_above`` parameters (the actor
+    # included) become chains of stages with at most ``stage_arity`` parameters each.
+    split_above: int = 3
+    stage_arity: int = 3
+    split_min_groundings: int = 2000
     warnings: list[str] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)  # scene name -> pddl name
 
     # -- text ----------------------------------------------------------------------------
-    def domain_pddl(self, goal_actions: Optional[Sequence[Sequence]] = None) -> str:
+    def domain_pddl(self, goal_actions: Optional[Sequence[Sequence]] = None, *, split: bool = False) -> str:
         """Domain text; ``goal_actions`` (DNF) adds one zero-cost action per disjunct that
-        sets a goal flag (so an optimal planner never needs axioms for a disjunctive goal)."""
+        sets a goal flag (so an optimal planner never needs axioms for a disjunctive goal).
+        ``split``: high-arity capabilities are written as chains of low-arity stage actions
+        (see :func:`split_capability`); plans are mapped back by :meth:`merge_stages`."""
+        splits = self.split_actions if split else {}
         reqs = " ".join(PDDL_CONFIG["requirements"])
         by_parent: dict[str, list[str]] = {}
         for t, parent in self.types.items():
@@ -124,7 +157,17 @@ class PlanningTask:
         for s in self.static_predicates:
             var = "?a - actor" if s.startswith(PDDL_CONFIG["capability_prefix"]) else "?o - object"
             preds.append(f"    ({s} {var})")
-        actions = list(self.actions.values())
+        if splits:
+            actions = []
+            preds.append("    ; bookkeeping of split actions (stages of one action run back to back)")
+            preds += [f"    {p}" for p in _split_predicates(splits.values())]
+            for name, text in self.actions.items():
+                if name in splits:
+                    actions += [st.text for st in splits[name].stages]
+                else:
+                    actions.append(_add_precondition(text, f"({SPLIT_IDLE})"))
+        else:
+            actions = list(self.actions.values())
         constants = ""
         if goal_actions:
             # Objects named in the goal actions must be domain constants (and are then left
@@ -136,6 +179,8 @@ class PlanningTask:
             preds.append(f"    ({flag})")
             for i, c in enumerate(goal_actions):
                 body = " ".join(_fmt_literal(l.predicate, self._map_args(l.args), l.negated) for l in c)
+                if splits:
+                    body = f"({SPLIT_IDLE}) " + body
                 actions.append(f"  (:action {PDDL_CONFIG['goal_action_prefix']}{i}\n    :parameters ()\n"
                                f"    :precondition (and {body})\n"
                                f"    :effect (and ({flag}) (increase (total-cost) 0)))")
@@ -145,25 +190,30 @@ class PlanningTask:
                 + "\n".join(actions) + "\n)\n")
 
     def problem_pddl(self, goal: Optional[Sequence[Sequence]] = None, *, goal_flag: bool = False,
-                     name: str = "task") -> str:
+                     name: str = "task", split: bool = False) -> str:
         goal = goal if goal is not None else self.goal
-        body = self.problem_without_goal(name, exclude=self.goal_constants(goal) if goal_flag else ())
+        split = split and bool(self.split_actions)
+        body = self.problem_without_goal(name, exclude=self.goal_constants(goal) if goal_flag else (),
+                                         extra_init=[f"({SPLIT_IDLE})"] if split else ())
         if goal_flag:
             goal_text = f"({PDDL_CONFIG['goal_flag']})"
         elif goal:
             goal_text = goal_to_pddl([[_MappedLit(l, self) for l in c] for c in goal])
+            if split:
+                goal_text = f"(and ({SPLIT_IDLE}) {goal_text})"
         else:
-            goal_text = "(and)"
+            goal_text = f"(and ({SPLIT_IDLE}))" if split else "(and)"
         return body.rstrip()[:-1] + f"  (:goal {goal_text})\n  (:metric minimize (total-cost))\n)\n"
 
     def goal_constants(self, goal: Optional[Sequence[Sequence]]) -> set[str]:
         return {self._map(a) for c in (goal or ()) for l in c for a in l.args}
 
-    def problem_without_goal(self, name: str = "task", exclude: Iterable[str] = ()) -> str:
+    def problem_without_goal(self, name: str = "task", exclude: Iterable[str] = (),
+                             extra_init: Iterable[str] = ()) -> str:
         exclude = set(exclude)
         objs = "\n    ".join(f"{o} - {t}" for o, t in sorted(self.object_types.items())
                               if o not in exclude)
-        init = "\n    ".join(self.init)
+        init = "\n    ".join([*self.init, *extra_init])
         return (f"(define (problem {name})\n  (:domain {self.domain_name})\n"
                 f"  (:objects\n    {objs})\n  (:init\n    {init})\n)\n")
 
@@ -177,6 +227,70 @@ class PlanningTask:
             lines.append("(" + " ".join([p.name] + [f"?{v} - {t}" for v, t in p.params]) + ")")
         lines.append(")")
         return "\n".join(lines)
+
+    # -- split encoding --------------------------------------------------------------------
+    @cached_property
+    def split_actions(self) -> dict[str, "SplitAction"]:
+        """Capabilities written as stage chains when ``domain_pddl(split=True)``; name -> split."""
+        out = {}
+        for cap in self.capabilities.values():
+            # Splitting has a fixed price (the translator's invariant synthesis grows with
+            # the schemas), so only actions that would ground into many operators are split.
+            if self.estimated_groundings(cap) < self.split_min_groundings:
+                continue
+            sp = split_capability(cap, split_above=self.split_above, stage_arity=self.stage_arity,
+                                  counts=self._type_counts)
+            if sp is not None:
+                out[cap.name] = sp
+        return out
+
+    @cached_property
+    def _type_counts(self) -> dict[str, int]:
+        counts: dict[str, int] = {"object": len(self.signature.objects)}
+        for types in self.signature.objects.values():
+            for t in types:
+                if t != "object":
+                    counts[t] = counts.get(t, 0) + 1
+        return counts
+
+    def estimated_groundings(self, cap) -> int:
+        """Upper estimate of ``cap``'s ground actions: the product of its parameters' domains."""
+        n = self._type_counts.get("actor", 0)
+        for p in cap.parameters:
+            n *= self._type_counts.get(p.type, 0)
+        return n
+
+    def merge_stages(self, steps: Sequence[tuple[str, Sequence[str]]]) -> list[tuple[str, tuple[str, ...]]]:
+        """Plan steps of the split domain -> steps of the capabilities ``(action, (actor, *args))``.
+
+        Stage actions of one capability instance are consecutive (the ``idle`` lock); their
+        bindings are joined. Raises ValueError on an incomplete or inconsistent chain."""
+        by_stage = {st.name: (sp, i) for sp in self.split_actions.values() for i, st in enumerate(sp.stages)}
+        out: list[tuple[str, tuple[str, ...]]] = []
+        cur: Optional[tuple[SplitAction, dict[str, str]]] = None
+        expect = 0
+        for action, args in steps:
+            hit = by_stage.get(action)
+            if hit is None:
+                if cur is not None:
+                    raise ValueError(f"stage chain of {cur[0].capability} interrupted by {action}")
+                out.append((action, tuple(args)))
+                continue
+            sp, i = hit
+            if i != expect or (cur is not None and cur[0] is not sp):
+                raise ValueError(f"stage {action} out of order")
+            if cur is None:
+                cur = (sp, {})
+            for var, val in zip(sp.stages[i].params, args):
+                if cur[1].setdefault(var, val) != val:
+                    raise ValueError(f"stage {action} rebinds {var}")
+            expect = i + 1
+            if expect == len(sp.stages):
+                out.append((sp.capability, tuple(cur[1][v] for v in sp.params)))
+                cur, expect = None, 0
+        if cur is not None:
+            raise ValueError(f"plan ends inside the stages of {cur[0].capability}")
+        return out
 
     # -- unified-planning ----------------------------------------------------------------
     def up_problem(self, goal: Optional[Sequence[Sequence]] = None):
@@ -266,10 +380,17 @@ def build_task(scene: Scene, goal: Optional[Sequence[Sequence]] = None, *,
                unknown_classes: str = "error") -> PlanningTask:
     """Generate the domain and problem for ``scene`` (and ``goal``, a DNF, if given)."""
     oam = oam if oam is not None else load_oam()
-    caps = dict(capabilities) if capabilities is not None else load_capabilities()
-    agents = list(agents) if agents is not None else agents_for_scene(scene)
-    affordances = affordances if affordances is not None else load_affordances()
-    predicates = load_predicates()
+    from .affordances import DEFAULT_AFFORDANCES
+    from .capabilities import DEFAULT_CAPABILITIES
+    caps = (dict(capabilities) if capabilities is not None
+            else _cached_default(load_capabilities, DEFAULT_CAPABILITIES))
+    if agents is None:
+        from .capabilities import DEFAULT_AGENTS, load_agent_profiles
+        agents = agents_for_scene(scene, _cached_default(load_agent_profiles, DEFAULT_AGENTS))
+    agents = list(agents)
+    affordances = (affordances if affordances is not None
+                   else _cached_default(load_affordances, DEFAULT_AFFORDANCES))
+    predicates = _cached_default(load_predicates, DATA_DIR / "predicates.yaml")
     warnings: list[str] = list(scene.warnings)
     src = scene.source
     aff_prefix, cap_prefix = PDDL_CONFIG["affordance_prefix"], PDDL_CONFIG["capability_prefix"]
@@ -445,3 +566,222 @@ def _strip_and(expr: str) -> str:
     s = expr.strip()
     m = re.match(r"^\(\s*and\s+(.*)\)$", s, re.S)
     return m.group(1) if m else s
+
+
+def _add_precondition(action_text: str, literal: str) -> str:
+    return action_text.replace(":precondition (and ", f":precondition (and {literal} ", 1)
+
+
+# -- split encoding of high-arity actions ---------------------------------------------------
+#
+# Fast Downward's translator grounds an action schema over (roughly) the product of its
+# parameters' domains, because relaxed reachability makes almost every fluent combination
+# reachable (`located ?x ?l` for any carried ?x and any ?l, `in ?x ?c` for any pair, ...).
+# A 5-parameter `pour` (actor, source, poured object, target, location) is therefore the
+# bulk of the grounding. Splitting rewrites such an action as a chain of stage actions with
+# at most 3 parameters each (action schema splitting, cf. Areces et al., ICAPS 2014):
+#
+# * a global lock `(sp_idle)`: every ordinary action and the first stage need it, the first
+#   stage deletes it, the last stage adds it back; goals need it too. So the stages of one
+#   instance run back to back and nothing else runs in between;
+# * `(sp_<cap>_<k>)` says stage k ran, so stages run exactly in order;
+# * a parameter used by several stages is remembered in a unary `(sp_<cap>_m_<param> ?x)`
+#   fact added by its first stage, required by later ones and deleted by its last one; only
+#   one such fact exists at a time, so all stages bind it to the same object;
+# * every precondition literal is tested in the first stage that has all of its variables,
+#   every effect literal applied in the last such stage, and the actor's cost is charged once.
+#
+# A stage order is accepted only if no effect of a stage touches a predicate that a later
+# stage tests, and no add is followed by a delete of the same predicate in a later stage.
+# Then the chain is applicable exactly when the original action is (all its literals are
+# tested in the state it would be tested in), has the same net effect (PDDL applies deletes
+# before adds; a later stage's add wins as it would) and the same cost: plans of the two
+# domains correspond one to one with equal costs, so optimal costs are unchanged. Plans are
+# mapped back with PlanningTask.merge_stages and then validated against the original actions.
+
+SPLIT_IDLE = "sp_idle"
+_NOT_ATOMS = {"and", "or", "not", "=", "increase", "decrease", "imply", "forall", "exists", "when"}
+
+
+@dataclass(frozen=True)
+class Stage:
+    name: str                    # PDDL action name
+    params: tuple[str, ...]      # variables with '?', in the capability's order (actor first)
+    text: str                    # the PDDL action
+
+
+@dataclass(frozen=True)
+class SplitAction:
+    capability: str
+    params: tuple[str, ...]      # '?actor', then the capability's parameters
+    stages: tuple[Stage, ...]
+    predicates: tuple[str, ...]  # PDDL declarations of its bookkeeping predicates
+
+
+def _sx(e) -> str:
+    return e if isinstance(e, str) else "(" + " ".join(_sx(x) for x in e) + ")"
+
+
+def _vars_of(e) -> frozenset:
+    if isinstance(e, str):
+        return frozenset({e}) if e.startswith("?") else frozenset()
+    return frozenset().union(*(_vars_of(x) for x in e)) if e else frozenset()
+
+
+def _preds_of(e) -> set:
+    if isinstance(e, str) or not e:
+        return set()
+    head = e[0]
+    if head in _NOT_ATOMS:
+        return set().union(*(_preds_of(x) for x in e[1:])) if len(e) > 1 else set()
+    return {head}
+
+
+def _conjuncts(e) -> list:
+    if not isinstance(e, str) and e and e[0] == "and":
+        return [c for x in e[1:] for c in _conjuncts(x)]
+    return [e]
+
+
+def split_capability(cap, *, split_above: int = 4, stage_arity: int = 3, max_stages: int = 5,
+                     counts: Optional[Mapping[str, int]] = None,
+                     stage_charge: float = 0.15) -> Optional[SplitAction]:
+    """The stage chain for ``cap`` if it has more than ``split_above`` parameters (actor
+    included) and a valid split into stages of at most ``stage_arity`` exists; else None.
+    ``counts``: objects per parameter type (affordance or built-in) in the task, to pick the
+    split with the fewest ground actions; ``stage_charge``: relative price of each extra stage."""
+    from itertools import permutations
+
+    from .goal import parse_sexprs
+
+    aff_prefix, cap_prefix = PDDL_CONFIG["affordance_prefix"], PDDL_CONFIG["capability_prefix"]
+    params = ("?actor",) + tuple(f"?{p.name}" for p in cap.parameters)
+    if len(params) <= split_above or stage_arity < 1:
+        return None
+    ptype = {"?actor": "actor", **{f"?{p.name}": p.type for p in cap.parameters}}
+    guards = [(f"{cap_prefix}{cap.name}", "?actor")] + [
+        (f"{aff_prefix}{p.type}", f"?{p.name}") for p in cap.parameters if p.type not in BUILTIN_TYPES]
+    try:
+        (pre,) = parse_sexprs(cap.precondition)
+        (eff,) = parse_sexprs(cap.effect)
+    except Exception:
+        return None
+    pres = [tuple(g) for g in guards] + [c for c in _conjuncts(pre) if c != ("and",)]
+    effs = [c for c in _conjuncts(eff) if c != ("and",)]
+    if any(not isinstance(e, tuple) or not e or e[0] in ("when", "forall", "increase", "decrease")
+           for e in effs):
+        return None
+    groups = [_vars_of(c) for c in pres + effs] + [frozenset({p}) for p in params]
+    if any(len(g) > stage_arity for g in groups) or any(not g <= set(params) for g in groups):
+        return None
+
+    def eff_info(e):
+        positive = e[0] != "not"
+        atom = e if positive else e[1]
+        return atom[0], positive
+
+    # Stages are unions of blocks of a set partition of the maximal variable sets (every
+    # literal then fits in some stage); the cheapest partition (estimated ground actions,
+    # a small charge per extra stage) that has a valid order wins.
+    maximal = sorted({g for g in groups if g and not any(g < h for h in groups)}, key=sorted)
+    weight = {"actor": 2, "location": 10}
+
+    def count(v):
+        t = ptype[v]
+        if counts is not None:
+            return max(1, counts.get(t, 1))
+        return weight.get(t, 30)
+
+    def size(stage):
+        n = 1
+        for v in stage:
+            n *= count(v)
+        return n
+
+    def order_ok(order):
+        first = lambda vs: next((i for i, st in enumerate(order) if vs <= st), None)
+        last = lambda vs: next((i for i in range(len(order) - 1, -1, -1) if vs <= order[i]), None)
+        pre_at = [first(_vars_of(c)) for c in pres]
+        eff_at = [last(_vars_of(e)) for e in effs]
+        if None in pre_at or None in eff_at or first(frozenset({"?actor"})) is None:
+            return None
+        for e, i in zip(effs, eff_at):
+            pred, positive = eff_info(e)
+            if any(j > i and pred in _preds_of(c) for c, j in zip(pres, pre_at)):
+                return None
+            if positive and any(j > i and eff_info(e2) == (pred, False) for e2, j in zip(effs, eff_at)):
+                return None
+        return pre_at, eff_at
+
+    def partitions(items):
+        if not items:
+            yield []
+            return
+        head, rest = items[0], items[1:]
+        for part in partitions(rest):
+            for i, block in enumerate(part):
+                u = block | head
+                if len(u) <= stage_arity:
+                    yield part[:i] + [u] + part[i + 1:]
+            if len(part) < max_stages:
+                yield part + [head]
+
+    if len(maximal) > 10:
+        return None
+    scored = sorted({(size(frozenset(params)) if len(p) == 1 else
+                      sum(size(st) for st in p) * (1 + stage_charge * (len(p) - 1)), tuple(sorted(p, key=sorted)))
+                     for p in partitions(maximal) if len(p) > 1}, key=lambda x: (x[0], len(x[1])))
+    best = None
+    for score, combo in scored:
+        if score >= size(frozenset(params)):
+            break
+        for order in permutations(combo):
+            got = order_ok(order)
+            if got is not None:
+                best = (order, got)
+                break
+        if best:
+            break
+    if best is None:
+        return None
+    order, (pre_at, eff_at) = best
+    cost_at = next(i for i, st in enumerate(order) if "?actor" in st)
+    base = re.sub(r"[^\w]", "_", cap.name)
+    n = len(order)
+    stage_flag = lambda i: f"sp_{base}_{i}"
+    mem = lambda v: f"sp_{base}_m_{v[1:].replace('-', '_')}"
+    decls = [f"({stage_flag(i)})" for i in range(1, n)]
+    uses = {v: [i for i, st in enumerate(order) if v in st] for v in params}
+    decls += [f"({mem(v)} ?x - object)" for v, idx in uses.items() if len(idx) > 1]
+    stages = []
+    for i, st in enumerate(order):
+        sp = tuple(v for v in params if v in st)
+        ptxt = " ".join(f"{v} - {PlanningTask._builtin(ptype[v]) if ptype[v] in BUILTIN_TYPES else 'object'}"
+                        for v in sp)
+        pre_l = [f"({SPLIT_IDLE})" if i == 0 else f"({stage_flag(i)})"]
+        eff_l = [f"(not ({SPLIT_IDLE}))" if i == 0 else f"(not ({stage_flag(i)}))"]
+        eff_l.append(f"({SPLIT_IDLE})" if i == n - 1 else f"({stage_flag(i + 1)})")
+        for v in sp:
+            idx = uses[v]
+            if len(idx) > 1:
+                if i == idx[0]:
+                    eff_l.append(f"({mem(v)} {v})")
+                else:
+                    pre_l.append(f"({mem(v)} {v})")
+                    if i == idx[-1]:
+                        eff_l.append(f"(not ({mem(v)} {v}))")
+        pre_l += [_sx(c) for c, j in zip(pres, pre_at) if j == i]
+        eff_l += [_sx(e) for e, j in zip(effs, eff_at) if j == i]
+        eff_l.append("(increase (total-cost) (cost ?actor))" if i == cost_at else "(increase (total-cost) 0)")
+        name = f"{cap.name}_stage{i + 1}"
+        text = (f"  (:action {name}\n    :parameters ({ptxt})\n"
+                f"    :precondition (and {' '.join(pre_l)})\n    :effect (and {' '.join(eff_l)}))")
+        stages.append(Stage(name, sp, text))
+    return SplitAction(cap.name, params, tuple(stages), tuple(decls))
+
+
+def _split_predicates(splits: Iterable[SplitAction]) -> list[str]:
+    out = [f"({SPLIT_IDLE})"]
+    for sp in splits:
+        out += list(sp.predicates)
+    return out

@@ -1,19 +1,29 @@
-"""Planning with Fast Downward (the up-fast-downward binary) and unified-planning.
+"""Planning with Fast Downward (the up-fast-downward build) and symbolic validation.
 
-Why not ``OneshotPlanner(...).solve(timeout=...)``: UP kills only the Fast Downward driver
-on timeout, which can leave the ``downward`` search process behind. Here the driver runs in
-its own process group with Fast Downward's own ``--overall-time-limit``; on our wall-clock
-timeout the whole group is killed and reaped, so no planner process survives. No signal
-handler or ``alarm`` is used (safe in any thread, e.g. inside rclpy executors).
+Fast Downward runs as two plain processes, the translator (``python -m
+fast_downward.translate``) and the ``downward`` search binary, without FD's driver script
+(one Python start-up less, no log parsing of a nested process). Each runs in its own process
+group; the search also gets the remaining time as its own ``max_time``, and on our
+wall-clock timeout the whole group is killed and reaped, so no planner process survives. No
+signal handler or ``alarm`` is used (safe in any thread, e.g. inside rclpy executors).
 
-unified-planning is still what defines correctness: every plan is parsed into a UP plan and
-checked with ``SequentialPlanValidator`` against the original (un-pruned, un-compiled)
-problem before it is returned.
+High-arity capabilities are planned in the split encoding (``domain.split_capability``):
+chains of low-arity stage actions that the translator grounds far faster; the plan is mapped
+back to the capabilities before validation.
+
+Every plan is validated before it leaves the core, against the full (un-pruned, un-split)
+task: by default with the symbolic simulator (``simulate.validate_plan``: every step's
+precondition, the affordance and capability guards and the parameter types included, then
+the goal; cost = sum of the actors' costs). ``validator="up"`` uses unified-planning's
+``SequentialPlanValidator`` instead, ``"both"`` runs both and requires them to agree
+(environment variable ``AFFPLAN_VALIDATOR`` sets the default).
 """
 from __future__ import annotations
 
-import importlib.resources
+import importlib.util
+import math
 import os
+import resource
 import re
 import signal
 import subprocess
@@ -21,6 +31,7 @@ import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
 
@@ -28,13 +39,17 @@ from .domain import PDDL_CONFIG, PlanningTask, build_task
 from .pruning import prune_scene
 from .scene import Scene
 
+# Search configurations; {t} is the remaining time (Fast Downward's own limit on search).
 SEARCH_CONFIGS = {
     # A* with LM-cut: optimal for action costs; needs no axioms because disjunctive goals
     # are compiled into zero-cost goal actions.
-    "optimal": ["--search", "astar(lmcut())"],
-    # LAMA's first iteration: fast, not optimal.
-    "satisficing": ["--alias", "lama-first"],
+    "optimal": "astar(lmcut(),max_time={t})",
+    # LAMA's first iteration (FD's lama-first alias): fast, not optimal.
+    "satisficing": ("let(hlm, eval_modify_costs(landmark_sum(lm_factory=lm_reasonable_orders_hps(lm_rhw()),"
+                    "pref=false),cost_type=one),let(hff, eval_modify_costs(ff(),cost_type=one),"
+                    "lazy_greedy([hff,hlm],preferred=[hff,hlm],cost_type=one,reopen_closed=false,max_time={t})))"),
 }
+VALIDATORS = ("symbolic", "up", "both")
 
 
 @dataclass(frozen=True)
@@ -49,10 +64,11 @@ class PlanStep:
 
 @dataclass
 class Timings:
-    translate_s: Optional[float] = None
-    search_s: Optional[float] = None
-    total_s: float = 0.0
+    translate_s: Optional[float] = None   # wall time of the translator process
+    search_s: Optional[float] = None      # wall time of the search process
+    total_s: float = 0.0                  # everything, task building and validation included
     validate_s: float = 0.0
+    build_s: float = 0.0                  # building (and pruning) the planning tasks
 
 
 @dataclass
@@ -66,6 +82,7 @@ class PlanResult:
     objects_used: int = 0        # after pruning
     pruned: bool = False         # the returned plan comes from the pruned problem
     fallback: bool = False       # pruning gave no plan; solved unpruned
+    operators: Optional[int] = None  # ground operators after translation
     message: str = ""
     log: str = ""
 
@@ -74,57 +91,121 @@ class PlanResult:
         return self.status == "solved"
 
 
-def _fd_driver() -> Path:
-    return Path(str(importlib.resources.files("up_fast_downward").joinpath("downward/fast-downward.py")))
+@lru_cache(maxsize=1)
+def _fd_paths() -> tuple[Path, Path]:
+    """(directory holding the ``fast_downward.translate`` package, the ``downward`` binary)."""
+    spec = importlib.util.find_spec("up_fast_downward")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("up-fast-downward is not installed (pip install up-fast-downward)")
+    bindir = Path(next(iter(spec.submodule_search_locations))) / "downward" / "builds" / "release" / "bin"
+    return bindir, bindir / "downward"
 
 
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
-    except ProcessLookupError:
+    except (ProcessLookupError, PermissionError):
         pass
     proc.wait()
 
 
+def _run_group(cmd, *, cwd, timeout: float, stdin=None, env=None) -> tuple[Optional[int], str, float]:
+    """Run ``cmd`` in its own process group; (exit code or None on timeout, output, wall s).
+    Whatever happens, the group is killed and the process reaped before returning."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True, env=env)
+    # A kernel-enforced CPU limit (as FD's own driver sets) bounds the planner even if this
+    # process is killed before it can kill the group. CPU time never exceeds wall time here,
+    # so the limit cannot fire before our wall-clock timeout. Set from the parent: a
+    # preexec_fn is unsafe in the multi-threaded nodes.
+    try:
+        cpu = int(math.ceil(timeout)) + 1
+        resource.prlimit(proc.pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        out, _ = proc.communicate(timeout=max(0.01, timeout))
+        rc: Optional[int] = proc.returncode
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        out, rc = (proc.stdout.read() if proc.stdout else ""), None
+    finally:
+        if proc.poll() is None:
+            _kill_group(proc)
+        try:  # children of the process (none expected) go with the group
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if proc.stdout:
+            proc.stdout.close()
+    return rc, out or "", time.monotonic() - t0
+
+
+@dataclass
+class FDRun:
+    status: str                      # plan | unsolvable | timeout | error
+    log: str = ""
+    plan_text: Optional[str] = None
+    translate_s: Optional[float] = None
+    search_s: Optional[float] = None
+    operators: Optional[int] = None
+    rc: Optional[int] = None
+
+
+_OPERATORS_RE = re.compile(r"Translator operators: (\d+)")
+
+
+def fast_downward(domain: str, problem: str, mode: str, time_limit: float,
+                  translate_options: Sequence[str] = ()) -> FDRun:
+    """Translate and search ``domain``/``problem`` (PDDL text) within ``time_limit`` seconds."""
+    bindir, downward = _fd_paths()
+    deadline = time.monotonic() + time_limit
+    with tempfile.TemporaryDirectory(prefix="affplan_fd_") as tmp:
+        Path(tmp, "domain.pddl").write_text(domain)
+        Path(tmp, "problem.pddl").write_text(problem)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(bindir) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        rc, out, wall = _run_group([sys.executable, "-S", "-m", "fast_downward.translate", "domain.pddl",
+                                    "problem.pddl", "--sas-file", "output.sas", *translate_options],
+                                   cwd=tmp, timeout=time_limit, env=env)
+        run = FDRun("error", log=out, translate_s=wall, rc=rc)
+        m = _OPERATORS_RE.search(out)
+        run.operators = int(m.group(1)) if m else None
+        if rc is None:
+            run.status = "timeout"
+            return run
+        if rc != 0 or not Path(tmp, "output.sas").exists():
+            run.status = "unsolvable" if rc == 10 else "error"
+            return run
+        left = deadline - time.monotonic()
+        if left <= 0:
+            run.status = "timeout"
+            return run
+        search = SEARCH_CONFIGS[mode].format(t=max(1, int(left)))
+        with open(Path(tmp, "output.sas")) as sas:
+            rc, out, wall = _run_group([str(downward), "--search", search, "--internal-plan-file", "plan"],
+                                       cwd=tmp, timeout=left + 0.5, stdin=sas)
+        run.log += out
+        run.search_s, run.rc = wall, rc
+        plan = Path(tmp, "plan")
+        if rc is None or "Time limit reached" in out:
+            run.status = "timeout"
+        elif rc == 0 and plan.exists():
+            run.status, run.plan_text = "plan", plan.read_text()
+        elif rc in (11, 12):
+            run.status = "unsolvable"
+        else:
+            run.status = "error"
+        return run
+
+
 def run_fast_downward(domain: str, problem: str, mode: str, time_limit: float) -> tuple[int, str, Optional[str], float]:
     """Run FD on PDDL text; returns (exit code or -1 on timeout, log, plan text, wall s)."""
-    with tempfile.TemporaryDirectory(prefix="affplan_fd_") as tmp:
-        dpath, ppath, plan = Path(tmp, "domain.pddl"), Path(tmp, "problem.pddl"), Path(tmp, "plan")
-        dpath.write_text(domain)
-        ppath.write_text(problem)
-        # FD's own limit is a backstop; our wall-clock limit below normally fires first.
-        limit = int(time_limit) + 2
-        cmd = [sys.executable, str(_fd_driver()), "--plan-file", str(plan),
-               "--overall-time-limit", f"{limit}s"]
-        cfg = SEARCH_CONFIGS[mode]
-        if cfg[0] == "--alias":
-            cmd += cfg + [str(dpath), str(ppath)]
-        else:
-            cmd += [str(dpath), str(ppath)] + cfg
-        t0 = time.monotonic()
-        proc = subprocess.Popen(cmd, cwd=tmp, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                text=True, start_new_session=True)
-        try:
-            out, _ = proc.communicate(timeout=time_limit)
-            rc = proc.returncode
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            out, rc = (proc.stdout.read() if proc.stdout else ""), -1
-        finally:
-            if proc.poll() is None:
-                _kill_group(proc)
-            # FD's search is a child of the driver; make sure nothing of the group is left.
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                pass
-        wall = time.monotonic() - t0
-        plan_text = plan.read_text() if plan.exists() else None
-        return rc, out or "", plan_text, wall
-
-
-_TRANSLATE_RE = re.compile(r"Done! \[[\d.]+s CPU, ([\d.]+)s wall-clock\]")
-_SEARCH_RE = re.compile(r"Search time: ([\d.]+)s")
+    t0 = time.monotonic()
+    r = fast_downward(domain, problem, mode, time_limit)
+    rc = -1 if r.status == "timeout" else (r.rc if r.rc is not None else -1)
+    return rc, r.log, r.plan_text, time.monotonic() - t0
 
 
 def _parse_plan(text: str) -> list[tuple[str, tuple[str, ...]]]:
@@ -137,46 +218,76 @@ def _parse_plan(text: str) -> list[tuple[str, tuple[str, ...]]]:
     return steps
 
 
+def _default_validator() -> str:
+    v = os.environ.get("AFFPLAN_VALIDATOR", "symbolic")
+    return v if v in VALIDATORS else "symbolic"
+
+
 def solve_task(task: PlanningTask, goal: Optional[Sequence[Sequence]] = None, *,
                mode: str = "optimal", time_limit: float = 30.0,
-               validate_against: Optional[PlanningTask] = None) -> PlanResult:
-    """Plan for ``task`` (goal given or the task's own), validate, return a PlanResult."""
+               validate_against: Optional[PlanningTask] = None, split: bool = True,
+               validator: Optional[str] = None) -> PlanResult:
+    """Plan for ``task`` (goal given or the task's own), validate, return a PlanResult.
+
+    ``validate_against``: the task the plan is checked on (the full task when ``task`` is a
+    pruned one); ``split``: use the split encoding of high-arity actions."""
     if mode not in SEARCH_CONFIGS:
         raise ValueError(f"mode must be one of {sorted(SEARCH_CONFIGS)}, not {mode!r}")
+    validator = validator or _default_validator()
+    if validator not in VALIDATORS:
+        raise ValueError(f"validator must be one of {VALIDATORS}, not {validator!r}")
     goal = goal if goal is not None else task.goal
     if not goal:
         raise ValueError("no goal to plan for")
     t0 = time.monotonic()
     compile_goal = mode == "optimal"
-    domain = task.domain_pddl(goal_actions=goal if compile_goal else None)
-    problem = task.problem_pddl(goal, goal_flag=compile_goal)
-    rc, log, plan_text, wall = run_fast_downward(domain, problem, mode, time_limit)
-    if plan_text is None and wall >= time_limit:
-        rc = -1
-    res = PlanResult(status="error", log=log, objects_total=len(task.object_types),
-                     objects_used=len(task.object_types))
-    m = _TRANSLATE_RE.search(log)
-    res.timings.translate_s = float(m.group(1)) if m else None
-    m = _SEARCH_RE.search(log)
-    res.timings.search_s = float(m.group(1)) if m else None
-    if rc == -1 or rc in (21, 23):
+    domain = task.domain_pddl(goal_actions=goal if compile_goal else None, split=split)
+    problem = task.problem_pddl(goal, goal_flag=compile_goal, split=split)
+    # The translator's invariant synthesis (mutex groups, used only to make multi-valued
+    # variables) blows up on the stage-chain bookkeeping of split actions (4 s of 10 s at
+    # 25 objects); the search is as fast without it, and it does not affect correctness.
+    options = ["--invariant-generation-max-candidates", "0"] if split and task.split_actions else []
+    run = fast_downward(domain, problem, mode, time_limit, options)
+    res = PlanResult(status="error", log=run.log, objects_total=len(task.object_types),
+                     objects_used=len(task.object_types), operators=run.operators)
+    res.timings.translate_s, res.timings.search_s = run.translate_s, run.search_s
+    if run.status == "timeout":
         res.status, res.message = "timeout", f"no plan within {time_limit:.1f} s"
-    elif rc in (10, 11, 12) or (plan_text is None and rc == 0):
+    elif run.status == "unsolvable":
         res.status, res.message = "unsolvable", "the goal cannot be reached from this state"
-    elif plan_text is None:
-        res.status, res.message = "error", f"Fast Downward exit code {rc}"
+    elif run.status != "plan" or run.plan_text is None:
+        res.status, res.message = "error", f"Fast Downward failed (exit code {run.rc})"
     else:
         prefix = PDDL_CONFIG["goal_action_prefix"]
-        steps = [(a, args) for a, args in _parse_plan(plan_text) if not a.startswith(prefix)]
-        res.plan = [PlanStep(a, args[1:], args[0]) for a, args in steps]
-        res.optimal = mode == "optimal"
+        steps = [(a, args) for a, args in _parse_plan(run.plan_text) if not a.startswith(prefix)]
         tv = time.monotonic()
-        ok, cost, msg = validate_plan(validate_against or task, goal, steps)
+        try:
+            steps = task.merge_stages(steps) if split else steps
+        except ValueError as exc:
+            res.status, res.message = "invalid", f"malformed split plan: {exc}"
+        else:
+            res.plan = [PlanStep(a, args[1:], args[0]) for a, args in steps]
+            res.optimal = mode == "optimal"
+            ok, cost, msg = validate(validate_against or task, goal, steps, validator)
+            res.status = "solved" if ok else "invalid"
+            res.cost, res.message = cost, msg
         res.timings.validate_s = time.monotonic() - tv
-        res.status = "solved" if ok else "invalid"
-        res.cost, res.message = cost, msg
     res.timings.total_s = time.monotonic() - t0
     return res
+
+
+def validate(task: PlanningTask, goal, steps: Sequence[tuple[str, Sequence[str]]],
+             validator: str = "symbolic"):
+    """(ok, cost, message) for a plan of ``(action, (actor, *args))`` steps on ``task``."""
+    from .simulate import validate_plan as symbolic
+    if validator == "symbolic":
+        return symbolic(task, goal, steps)
+    if validator == "up":
+        return validate_plan(task, goal, steps)
+    a, b = symbolic(task, goal, steps), validate_plan(task, goal, steps)
+    if a[0] != b[0] or (a[0] and a[1] != b[1]):
+        return False, None, f"validators disagree: symbolic {a}, unified-planning {b}"
+    return a
 
 
 def validate_plan(task: PlanningTask, goal, steps: Sequence[tuple[str, Sequence[str]]]):
@@ -186,8 +297,11 @@ def validate_plan(task: PlanningTask, goal, steps: Sequence[tuple[str, Sequence[
     from unified_planning.shortcuts import get_environment
     get_environment().credits_stream = None
     problem = task.up_problem(goal)
-    plan = SequentialPlan([
-        ActionInstance(problem.action(a), [problem.object(x) for x in args]) for a, args in steps])
+    try:
+        plan = SequentialPlan([
+            ActionInstance(problem.action(a), [problem.object(x) for x in args]) for a, args in steps])
+    except Exception as exc:  # unknown action or object
+        return False, None, f"plan rejected by the validator: {exc}"
     result = SequentialPlanValidator(environment=problem.environment).validate(problem, plan)
     ok = result.status.name == "VALID"
     cost = None
@@ -198,29 +312,40 @@ def validate_plan(task: PlanningTask, goal, steps: Sequence[tuple[str, Sequence[
 
 
 def plan_for_goal(scene: Scene, goal: Sequence[Sequence], *, mode: str = "optimal",
-                  time_limit: float = 30.0, prune: bool = True, **build_kwargs) -> PlanResult:
+                  time_limit: float = 30.0, prune: bool = True, split: bool = True,
+                  validator: Optional[str] = None, **build_kwargs) -> PlanResult:
     """Build the task for ``scene`` and ``goal`` (DNF), prune, plan, validate.
 
     If the pruned problem yields no plan, the unpruned one is solved instead (within the
-    remaining time), so pruning can never make a solvable goal unsolvable.
+    remaining time), so pruning can never make a solvable goal unsolvable. Plans are always
+    validated against the full, unpruned task.
     """
     t0 = time.monotonic()
+    if "oam" not in build_kwargs or build_kwargs["oam"] is None:
+        from .oam import load_oam
+        build_kwargs["oam"] = load_oam()
     full = build_task(scene, goal, **build_kwargs)
+    opts = dict(mode=mode, split=split, validator=validator)
     if prune:
         kept = prune_scene(scene, goal, full)
         if len(kept.objects) < len(scene.objects):
-            small = build_task(kept, goal, agents=full.agents, capabilities=full.capabilities,
-                               **{k: v for k, v in build_kwargs.items() if k not in ("agents", "capabilities")})
-            res = solve_task(small, mode=mode, time_limit=time_limit, validate_against=full)
+            rest = {k: v for k, v in build_kwargs.items() if k not in ("agents", "capabilities")}
+            small = build_task(kept, goal, agents=full.agents, capabilities=full.capabilities, **rest)
+            build_s = time.monotonic() - t0
+            res = solve_task(small, time_limit=time_limit, validate_against=full, **opts)
             res.objects_total, res.objects_used, res.pruned = len(full.object_types), len(small.object_types), True
+            res.timings.build_s = build_s
             if res.solved or res.status == "timeout":
                 res.timings.total_s = time.monotonic() - t0
                 return res
             left = max(1.0, time_limit - (time.monotonic() - t0))
-            res2 = solve_task(full, mode=mode, time_limit=left)
+            res2 = solve_task(full, time_limit=left, **opts)
             res2.fallback = True
+            res2.timings.build_s = build_s
             res2.timings.total_s = time.monotonic() - t0
             return res2
-    res = solve_task(full, mode=mode, time_limit=time_limit)
+    build_s = time.monotonic() - t0
+    res = solve_task(full, time_limit=time_limit, **opts)
+    res.timings.build_s = build_s
     res.timings.total_s = time.monotonic() - t0
     return res

@@ -12,7 +12,12 @@ falls back to the full problem if the pruned one has no plan). Kept are:
    predicates from the goal (through non-manipulation preconditions, e.g. heat_liquid
    needs liquid_in, which fill achieves). A parameter of such a capability that is not
    the object being changed (the knife and cutting board of chop, the source of fill)
-   keeps every object having that parameter's affordance;
+   keeps every object having that parameter's affordance. Exception: a parameter tied to
+   a changed object by a precondition the plan does not try to change, when the parameter
+   asks for exactly the affordance that the predicate itself requires there (grasp's
+   ?from in (on ?object ?from)): whatever holds the object qualifies, and rule 2 keeps it.
+   Chop's (on ?target ?on) wants a sturdy-support, more than `on` guarantees, so the target
+   may first have to be moved onto one: every sturdy-support is kept;
 4. supports and containers at locations whose furniture is not itself a support or
    container, so an agent there can still put down what it holds.
 """
@@ -91,8 +96,19 @@ def prune_scene(scene: Scene, goal: Sequence[Sequence], task) -> Scene:
                  for a in args}
         # A parameter tied to a changed object by a precondition the plan does not try to
         # change (grasp's ?from in (on ?object ?from)) is found by the holder closure below.
-        tied = {a.lstrip("?") for p, args, pos in _atoms(cap.precondition)
-                if (p, pos) not in preds and any(x.lstrip("?") in bound for x in args) for a in args}
+        # Only when the parameter's affordance is exactly what the predicate requires there:
+        # chop's (on ?target ?on) asks for a sturdy-support, stronger than `on`'s support,
+        # so the target may first have to be put on one - every sturdy-support is kept.
+        ptypes = {q.name: q.type for q in cap.parameters}
+        tied = set()
+        for p, args, pos in _atoms(cap.precondition):
+            if (p, pos) in preds or not any(x.lstrip("?") in bound for x in args):
+                continue
+            decl = task.predicates.get(p)
+            for i, a in enumerate(args):
+                a = a.lstrip("?")
+                if decl is not None and i < len(decl.params) and ptypes.get(a) == decl.params[i][1]:
+                    tied.add(a)
         for param in cap.parameters:
             if param.type in ("location", "actor") or param.name in bound or param.name in tied:
                 continue

@@ -8,6 +8,7 @@ Literals are :class:`affplan_ros.core.goal.Literal` (predicate, args, negated).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Iterable, Sequence
 
 from .goal import parse_sexprs
@@ -124,6 +125,78 @@ class _Mapped:
     @property
     def negated(self):
         return self.lit.negated
+
+
+@lru_cache(maxsize=256)
+def _full_condition(cap) -> tuple:
+    """The parsed precondition of ``cap`` with the guards the generated domain adds
+    (the actor's capability, each parameter's affordance), and the parsed effect."""
+    from .domain import PDDL_CONFIG
+    aff, can = PDDL_CONFIG["affordance_prefix"], PDDL_CONFIG["capability_prefix"]
+    guards = [f"({can}{cap.name} ?actor)"]
+    guards += [f"({aff}{p.type} ?{p.name})" for p in cap.parameters
+               if p.type not in ("object", "location", "actor")]
+    (pre,) = parse_sexprs(f"(and {' '.join(guards)} {cap.precondition})")
+    (eff,) = parse_sexprs(cap.effect)
+    return pre, eff
+
+
+def _is_a(task: PlanningTask, obj: str, builtin: str) -> bool:
+    t = task.object_types.get(obj)
+    seen = set()
+    while t is not None and t not in seen:
+        if t == builtin:
+            return True
+        seen.add(t)
+        t = task.types.get(t)
+    return builtin == "object" and obj in task.object_types
+
+
+def validate_plan(task: PlanningTask, goal: Sequence[Sequence],
+                  steps: Sequence[tuple[str, Sequence[str]]]) -> tuple[bool, float | None, str]:
+    """Validate a plan of ``(action, (actor, *args))`` steps (PDDL names) on ``task``.
+
+    Equivalent to a PDDL plan validator for the generated domain: each step's action must be
+    a capability, its arguments objects of the parameter's built-in type, its full
+    precondition (capability and affordance guards included) true in the current state; the
+    effects are applied (deletes before adds); the DNF goal must hold at the end. Returns
+    (ok, cost, message); cost is the sum of the actors' ``(cost ?a)`` values.
+    """
+    costs = {}
+    for fact in task.init:
+        parts = fact.replace("(", " ").replace(")", " ").split()
+        if len(parts) == 4 and parts[0] == "=" and parts[1] == "cost":
+            costs[parts[2]] = float(parts[3])
+    state = initial_state(task)
+    cost = 0.0
+    for n, (action, args) in enumerate(steps, 1):
+        text = f"step {n} ({action} {' '.join(args)})"
+        cap = task.capabilities.get(action)
+        if cap is None:
+            return False, None, f"plan rejected by the validator: {text}: unknown action"
+        if len(args) != len(cap.parameters) + 1:
+            return False, None, f"plan rejected by the validator: {text}: wrong number of arguments"
+        actor, rest = args[0], tuple(args[1:])
+        if not _is_a(task, actor, "actor"):
+            return False, None, f"plan rejected by the validator: {text}: {actor} is not an actor"
+        for p, a in zip(cap.parameters, rest):
+            builtin = p.type if p.type in ("location", "actor") else "object"
+            if not _is_a(task, a, builtin):
+                return False, None, f"plan rejected by the validator: {text}: {a} is not a {builtin}"
+        pre, eff = _full_condition(cap)
+        binding = {"?actor": actor, **{f"?{p.name}": a for p, a in zip(cap.parameters, rest)}}
+        if not _holds(_subst(pre, binding), state):
+            return False, None, f"plan rejected by the validator: {text}: precondition is false"
+        adds, dels = set(), set()
+        _apply(_subst(eff, binding), state, adds, dels)
+        state = (state - dels) | adds
+        if actor not in costs:
+            return False, None, f"plan rejected by the validator: {text}: {actor} has no cost"
+        cost += costs[actor]
+    idx = goal_satisfied(state, [[_Mapped(l, task) for l in c] for c in goal])
+    if idx is None:
+        return False, None, "plan rejected by the validator: the goal does not hold after the plan"
+    return True, cost, ""
 
 
 def state_to_scene(task: PlanningTask, state: Iterable[Atom]) -> Scene:

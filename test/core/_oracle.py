@@ -1,31 +1,34 @@
 """Helpers shared by the core tests: where the AutoGPT+P data is, oracle-scenario runs."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
+
+from affplan_ros.bench.datasets import autogpt_root
+from affplan_ros.bench.datasets import sim_oam_path as _sim_oam_path
 
 REPO = Path(__file__).resolve().parents[2]
 
 
 def shared_dir() -> Path | None:
-    env = os.environ.get("AFFPLAN_SHARED")
-    cand = Path(env) if env else (REPO / ".." / "shared").resolve()
-    return cand if (cand / "datasets" / "autogpt_p").is_dir() else None
+    root = autogpt_root()  # AFFPLAN_SHARED or ../shared next to the checkout
+    return root.parents[1] if root is not None else None
 
 
 def autogpt_dir() -> Path:
-    s = shared_dir()
-    if s is None:
+    root = autogpt_root()
+    if root is None:
         pytest.skip("AutoGPT+P data not found: set AFFPLAN_SHARED or provide ../shared next to "
                     "the repository (datasets/autogpt_p/...)")
-    return s / "datasets" / "autogpt_p"
+    return root
 
 
 def sim_oam_path() -> Path:
-    # simulation_classes_2.json is the OAM that covers every class of the evaluation scenes.
-    return autogpt_dir() / "object_affordance_mapping" / "data" / "oam" / "simulation_classes_2.json"
+    # simulation_classes_2.json is the OAM that covers every class of the evaluation scenes
+    # (the lookup lives in affplan_ros.bench.datasets, shared with `affplan bench plan`).
+    autogpt_dir()
+    return _sim_oam_path()
 
 
 def run_oracle(csv_name: str, prune: bool, mode: str = "optimal", limit: int | None = None,

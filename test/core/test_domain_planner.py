@@ -98,9 +98,13 @@ def test_negative_goal_and_unsolvable(kitchen):
 
 
 def _downward_pids():
-    out = subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout
-    return {l.split()[0] for l in out.splitlines() if "/downward" in l and "--search" in l
-            or "fast_downward.translate" in l}
+    # Planner processes that are ours (children of this test process) or orphans (parent 1);
+    # others (a benchmark running beside the tests) are not counted.
+    out = subprocess.run(["ps", "-eo", "pid,ppid,args"], capture_output=True, text=True).stdout
+    mine = {str(os.getpid()), "1"}
+    return {l.split()[0] for l in out.splitlines()
+            if ("/downward" in l and "--search" in l or "fast_downward.translate" in l)
+            and l.split()[1] in mine}
 
 
 def test_timeout_leaves_no_planner_process(kitchen):

@@ -42,6 +42,10 @@ def test_pruning_keeps_optimal_cost(csv_name):
         if isinstance(rp, Exception) or isinstance(rf, Exception):
             assert type(rp) is type(rf), case.where
             continue
+        if rf.status == "timeout":
+            # The full problem can be too slow to search optimally in the time limit (simple
+            # task 21, "Chop the cucumber", 32 objects, cost 9); nothing to compare then.
+            continue
         assert rp.status == rf.status, case.where
         assert rp.cost == rf.cost, f"{case.where}: pruned {rp.cost} vs full {rf.cost}"
 
@@ -52,3 +56,4 @@ def test_other_oracle_sets(csv_name):
     autogpt_dir()
     n, report = _summary(run_oracle(csv_name, prune=True))
     print(f"{csv_name}: {n} reach min_costs\n{report}")
+    assert n >= {"evaluation_simple_goal.csv": 27, "evaluation_complex_goal.csv": 24}[csv_name]

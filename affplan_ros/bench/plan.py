@@ -1,0 +1,753 @@
+"""`affplan bench plan`: the AutoGPT+P Plan Tool benchmark (paper Tables V/VI) on the original data.
+
+Per scenario: the "LLM" answers with a goal, the answer goes through the real goal loop
+(extraction, syntax/type checks, Prolog semantics, bounded self-correction), Fast Downward
+plans for the accepted goal, and the plan is simulated symbolically from the scene. As in the
+paper, a case succeeds when the final state satisfies the scenario's DESIRED goal (some
+disjunct's positive literals hold and none of its negated ones); it is minimal when it
+succeeds with cost <= min_costs.
+
+LLM modes:
+  oracle         the scenario's desired goal is the answer (everything but the LLM is measured)
+  replay:FILE    a CSV task,goal[,set] with one answer per case (e.g. written by bench.replay)
+  replay:paper   GPT-4's answers extracted on the fly from the paper's logs (logs/planning)
+  endpoint       the LLM configured in the environment (AFFPLAN_LLM_BASE_URL, ...)
+
+Writes results.json, summary.md and plan_bench.png to --out.  Module-level imports stay light
+(argparse only) so `affplan --help` is fast.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+DEFAULT_TIME_LIMIT = 60.0
+DEFAULT_ROUNDS = 10
+
+
+# --------------------------------------------------------------------------------------
+# CLI
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from .datasets import set_names  # light: no planner imports
+
+    parser.add_argument("--data", help="the original autogpt_p data folder (default: "
+                                       "../shared/datasets/autogpt_p/autogpt_p/data, or AFFPLAN_SHARED)")
+    parser.add_argument("--set", default="all", choices=set_names(), metavar="NAME",
+                        help="simple_task, simple_goal, complex_goal, knowledge, implicit, saycan "
+                             "(every SayCan family, reported per family), saycan/FAMILY or all (default)")
+    parser.add_argument("--llm", default="oracle", metavar="MODE",
+                        help="oracle (default) | replay:FILE (CSV task,goal) | replay:paper (GPT-4 answers "
+                             "from the paper's logs) | endpoint (AFFPLAN_LLM_BASE_URL ...)")
+    parser.add_argument("--out", default="results/plan", help="output folder (default: %(default)s)")
+    parser.add_argument("--logs", help="the paper's logs/planning folder (default: beside --data)")
+    parser.add_argument("--paper-correction", default="on", choices=["on", "off"],
+                        help="which paper logs to replay/compare: self-correction on (default) or off")
+    parser.add_argument("--oam", help="OAM file(s) for every set, comma-separated (later ones override "
+                                      "classes of earlier ones); default: object_affordance_mapping/data/oam/"
+                                      "simulation_classes_2.json, saycan_oam.json for the SayCan families")
+    parser.add_argument("--mode", default="optimal", choices=["optimal", "satisficing"], help="planner search")
+    parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="planner seconds per case")
+    parser.add_argument("--max-rounds", type=int, default=DEFAULT_ROUNDS, help="goal self-correction bound")
+    parser.add_argument("--max-llm-seconds", type=float, default=300.0, help="goal loop wall-time bound per case")
+    parser.add_argument("--no-prune", action="store_true", help="plan on the full scene (no object pruning)")
+    parser.add_argument("--no-semantic", action="store_true", help="skip the Prolog semantic check")
+    parser.add_argument("--limit", type=int, help="only the first N cases of each set")
+    parser.add_argument("--case", action="append", metavar="SET#INDEX",
+                        help="run only this case (0-based index in its set, e.g. simple_task#27); repeatable")
+    parser.add_argument("--from-results", metavar="DIR",
+                        help="only re-render summary.md and the plot from DIR/results.json (no planning)")
+    parser.add_argument("--jobs", type=int, default=None,
+                        help="cases in parallel (processes; default: min(4, CPUs), 1 for endpoint)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if getattr(args, "from_results", None):
+        return rerender(Path(args.from_results), Path(args.out) if args.out != "results/plan" else None)
+    try:
+        cfg = _prepare(args)
+    except BenchSetupError as exc:
+        print(f"affplan bench plan: {exc}", file=sys.stderr)
+        return 2
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    t0 = time.monotonic()
+    print(f"bench plan: {len(cfg['cases'])} cases in {len(cfg['sets'])} set(s), llm={cfg['llm_label']}, "
+          f"jobs={cfg['jobs']} -> {out}", flush=True)
+    results = run_cases(cfg["cases"], cfg["worker"], jobs=cfg["jobs"], progress=True)
+    report = build_report(results, cfg, seconds=time.monotonic() - t0)
+    write_outputs(report, out)
+    _print_table(report)
+    print(f"wrote {out / 'results.json'}, {out / 'summary.md'}, {out / 'plan_bench.png'}")
+    return 0
+
+
+class BenchSetupError(RuntimeError):
+    """Bad options or missing data: reported with a clear message, exit code 2."""
+
+
+def _prepare(args: argparse.Namespace) -> dict:
+    from ..core.scene_io import read_scenarios
+    from .datasets import DataNotFoundError, default_oam_path, resolve_data_dir, scenario_sets
+    from .replay import ReplayBook, extract_paper_replay
+
+    try:
+        data = resolve_data_dir(args.data)
+        sets = scenario_sets(data, args.set)
+        oams: dict[str, str] = {}
+        for s in sets:
+            paths = [Path(p.strip()) for p in args.oam.split(",") if p.strip()] if args.oam else \
+                [default_oam_path(s.family, data)]
+            for p in paths:
+                if not p.is_file():
+                    raise DataNotFoundError(f"OAM file {p} not found")
+            oams[s.name] = ",".join(str(p) for p in paths)
+    except (DataNotFoundError, ValueError) as exc:
+        raise BenchSetupError(str(exc)) from exc
+
+    llm = args.llm.strip()
+    book: Optional[ReplayBook] = None
+    paper: dict = {}
+    endpoint: Optional[dict] = None
+    logs = Path(args.logs) if args.logs else None
+    if llm == "oracle":
+        kind, label = "oracle", "oracle (desired goal as the answer)"
+    elif llm == "endpoint":
+        from ..llm.config import config_from_env
+
+        conf = config_from_env()
+        if conf is None:
+            raise BenchSetupError("--llm endpoint: no LLM endpoint is configured; set AFFPLAN_LLM_BASE_URL "
+                                  "(and AFFPLAN_LLM_MODEL, AFFPLAN_LLM_API_KEY_ENV)")
+        try:
+            conf.api_key()
+        except Exception as exc:  # MissingAPIKeyError: a clear message before any case runs
+            raise BenchSetupError(str(exc)) from exc
+        kind, label, endpoint = "endpoint", f"endpoint {conf.base_url} model {conf.model}", conf.to_dict()
+    elif llm.startswith("replay:"):
+        src = llm[len("replay:"):].strip()
+        kind = "replay"
+        if src in ("paper", "paper-on", "paper-off"):
+            corr = src.split("-")[1] if "-" in src else args.paper_correction
+            rows, paper = extract_paper_replay(data, sets, logs, "gpt_4", corr)
+            book = ReplayBook(rows, f"paper GPT-4 logs (self-correction {corr})")
+            label = f"replay of the paper's GPT-4 answers (logs, self-correction {corr})"
+        else:
+            try:
+                book = ReplayBook.from_csv(Path(src))
+            except (OSError, ValueError) as exc:
+                raise BenchSetupError(str(exc)) from exc
+            label = f"replay {src}"
+            paper = _paper_record_quiet(data, sets, logs, args.paper_correction)
+    else:
+        raise BenchSetupError(f"--llm {llm!r}: use oracle, replay:FILE, replay:paper or endpoint")
+    if kind == "oracle":
+        paper = _paper_record_quiet(data, sets, logs, args.paper_correction)
+
+    cases: list[dict] = []
+    for s in sets:
+        sf = read_scenarios(s.csv)
+        seen: dict[str, int] = {}
+        for i, c in enumerate(sf.cases[: args.limit] if args.limit else sf.cases):
+            from .replay import normalize_task
+
+            occ = seen.get(normalize_task(c.task), 0)
+            seen[normalize_task(c.task)] = occ + 1
+            spec = {"set": s.name, "index": i, "where": c.where, "task": c.task,
+                    "scene_file": c.scene_file, "scene_path": str(s.scenes / c.scene_file),
+                    "desired_goal": c.desired_goal, "min_costs": c.min_costs, "answers": None,
+                    "oam": oams[s.name],
+                    "paper": None}
+            if kind == "oracle":
+                spec["answers"] = [c.desired_goal]
+            elif kind == "replay":
+                row = book.lookup(s.name, c.task, occ) if book else None
+                spec["answers"] = [row["goal"]] if row and row.get("goal", "").strip() else []
+                if row and (row.get("paper_reached") or "").strip():
+                    spec["paper"] = _paper_fields(row)
+            if kind != "replay" or spec["paper"] is None:
+                rec = (paper.get(s.name) or {}).get("per_case") or []
+                if i < len(rec):
+                    pc = rec[i]
+                    spec["paper"] = {"reached": pc.get("reached"), "minimal": pc.get("minimal"),
+                                     "cost": pc.get("cost"), "min_cost": pc.get("min_cost"),
+                                     "corrections": pc.get("corrections"), "goal": pc.get("generated_goal")}
+            if args.case and f"{s.name}#{i}" not in args.case:
+                continue
+            cases.append(spec)
+    jobs = args.jobs if args.jobs else (1 if kind == "endpoint" else min(4, os.cpu_count() or 1))
+    worker = {"kind": kind, "oams": sorted(set(oams.values())), "mode": args.mode, "time_limit": args.time_limit,
+              "prune": not args.no_prune, "semantic": not args.no_semantic, "max_rounds": args.max_rounds,
+              "max_llm_seconds": args.max_llm_seconds, "endpoint": endpoint}
+    paper_sets = {k: {kk: vv for kk, vv in v.items() if kk != "per_case"} for k, v in paper.items()}
+    return {"cases": cases, "worker": worker, "jobs": max(1, jobs), "sets": [s.name for s in sets],
+            "llm_label": label, "llm": llm, "data": str(data), "paper": paper_sets,
+            "options": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
+                        if k not in ("func",)}}
+
+
+def _paper_fields(row: dict) -> dict:
+    def num(v):
+        try:
+            return float(v) if v is not None and str(v).strip() != "" else None
+        except (TypeError, ValueError):
+            return None
+
+    def flag(v):
+        v = str(v or "").strip().lower()
+        return True if v == "true" else False if v == "false" else None
+
+    return {"reached": flag(row.get("paper_reached")), "minimal": flag(row.get("paper_minimal")),
+            "cost": num(row.get("paper_cost")), "min_cost": num(row.get("paper_min_cost")),
+            "corrections": int(num(row.get("paper_corrections")) or 0) if row.get("paper_corrections") else None,
+            "goal": row.get("goal")}
+
+
+def _paper_record_quiet(data: Path, sets, logs: Optional[Path], correction: str) -> dict:
+    """The paper's per-set record if its logs are there; {} otherwise (never fails the run)."""
+    from .replay import extract_paper_replay
+
+    try:
+        return extract_paper_replay(data, sets, logs, "gpt_4", correction)[1]
+    except Exception:  # noqa: BLE001 - the comparison is optional
+        return {}
+
+
+# --------------------------------------------------------------------------------------
+# The replay "LLM"
+
+
+class ReplayChat:
+    """A :class:`~affplan_ros.core.goal_loop.ChatModel` that answers from a list, in order.
+
+    When the list is used up it repeats the last answer, so a wrong answer that keeps
+    failing the checks runs into the loop's bound like a stubborn LLM would.  No answer at
+    all gives empty answers (the loop stops after ``max_empty``).
+    """
+
+    def __init__(self, answers: Sequence[str]):
+        self.answers = list(answers)
+        self.calls = 0
+
+    def complete(self, messages):
+        from ..core.goal_loop import Completion
+
+        text = self.answers[min(self.calls, len(self.answers) - 1)] if self.answers else ""
+        self.calls += 1
+        return Completion(text=text)
+
+
+# --------------------------------------------------------------------------------------
+# Running cases
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init_worker(cfg: dict) -> None:
+    from ..llm.prompting import GoalPromptBuilder
+
+    _WORKER.clear()
+    _WORKER["cfg"] = cfg
+    _WORKER["oams"] = {}
+    _WORKER["prompter"] = GoalPromptBuilder()
+    _WORKER["semantic"] = None
+    _WORKER["semantic_error"] = None
+    if cfg["semantic"]:
+        try:
+            from ..core.semantic_check import SemanticChecker
+
+            _WORKER["semantic"] = SemanticChecker()
+        except Exception as exc:  # noqa: BLE001 - Prolog missing: say so in every case, keep going
+            _WORKER["semantic_error"] = f"semantic check unavailable: {exc}"
+    _WORKER["client"] = None
+    if cfg["kind"] == "endpoint":
+        from ..llm.client import ChatClient
+        from ..llm.config import LLMConfig
+
+        _WORKER["client"] = ChatClient(LLMConfig.from_mapping(cfg["endpoint"]))
+
+
+def _oam(spec: str):
+    """The OAM for a comma-separated list of files (merged in order), loaded once per worker."""
+    from ..core.oam import load_oam
+
+    cache = _WORKER.setdefault("oams", {})
+    if spec not in cache:
+        oam = None
+        for p in spec.split(","):
+            nxt = load_oam(p)
+            oam = nxt if oam is None else oam.merged(nxt)
+        cache[spec] = oam
+    return cache[spec]
+
+
+def run_cases(cases: Sequence[dict], worker_cfg: dict, jobs: int = 1, progress: bool = False) -> list[dict]:
+    """Every case through :func:`run_case`; in ``jobs`` processes when > 1. Order is kept."""
+    results: list[Optional[dict]] = [None] * len(cases)
+
+    def note(i: int, r: dict) -> None:
+        results[i] = r
+        if progress:
+            flag = "ok " if r["success"] else "FAIL"
+            done = sum(x is not None for x in results)
+            print(f"[{done:3d}/{len(cases)}] {flag} {r['set']}#{r['index']} {r['task'][:60]!r} "
+                  f"{r.get('failure') or ''}"[:200], flush=True)
+
+    if jobs <= 1 or len(cases) <= 1:
+        _init_worker(worker_cfg)
+        for i, c in enumerate(cases):
+            note(i, run_case(c))
+        return results  # type: ignore[return-value]
+
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")  # pyswip/FD state must not be forked mid-use
+    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
+                                initargs=(worker_cfg,)) as pool:
+        futs = {pool.submit(run_case, c): i for i, c in enumerate(cases)}
+        for fut in cf.as_completed(futs):
+            i = futs[fut]
+            try:
+                r = fut.result()
+            except Exception as exc:  # noqa: BLE001 - a dead worker must not end the run
+                r = _empty_result(cases[i])
+                r.update(error=f"worker failed: {type(exc).__name__}: {exc}",
+                         failure=f"error: worker failed: {exc}")
+            note(i, r)
+    return results  # type: ignore[return-value]
+
+
+def _empty_result(case: dict) -> dict:
+    return {
+        "set": case["set"], "index": case["index"], "where": case["where"], "task": case["task"],
+        "scene_file": case["scene_file"], "desired_goal": case["desired_goal"], "min_costs": case["min_costs"],
+        "answer": (case["answers"] or [None])[0] if case.get("answers") is not None else None,
+        "goal": None, "stop_reason": None, "rounds": 0, "corrections": 0, "feedback": [],
+        "plan_status": None, "plan": [], "cost": None, "optimal": None, "reaches_llm_goal": None,
+        "success": False, "minimal": False, "cost_vs_min": None,
+        "tokens": {"prompt": 0, "completion": 0}, "llm_calls": 0,
+        "seconds": {"prepare": 0.0, "llm": 0.0, "check": 0.0, "plan": 0.0, "simulate": 0.0, "total": 0.0},
+        "plan_timings": None, "objects": None, "warnings": [], "notes": [], "error": None, "failure": None,
+        "failure_kind": None, "evidence": None,
+        "paper": case.get("paper"),
+    }
+
+
+def run_case(case: dict) -> dict:
+    """One scenario, start to end; any exception becomes the case's recorded error."""
+    t0 = time.monotonic()
+    r = _empty_result(case)
+    try:
+        _run_case(case, r)
+    except Exception as exc:  # noqa: BLE001 - recorded, the run goes on
+        r["error"] = f"{type(exc).__name__}: {exc}"
+        r["failure"] = r["failure"] or f"error: {r['error']}"
+        r["success"] = r["minimal"] = False
+    r["seconds"]["total"] = round(time.monotonic() - t0, 4)
+    r["failure_kind"] = failure_kind(r["failure"])
+    r["evidence"] = DATA_NOTES.get((r["set"], r["index"]))
+    return r
+
+
+def _to_pddl_names(answers: Sequence[str], names: dict) -> tuple[list[str], list[str]]:
+    import re
+
+    out, renamed = list(answers), []
+    for scene_name, pddl in names.items():
+        if scene_name == pddl:
+            continue
+        pat = re.compile(rf"(?<![\w\-]){re.escape(scene_name)}(?![\w\-])")
+        if any(pat.search(a) for a in out):
+            out = [pat.sub(pddl, a) for a in out]
+            renamed.append(f"{scene_name} -> {pddl}")
+    return out, renamed
+
+
+_KINDS = (("error", "error"), ("simulation error", "error"), ("data", "data"), ("replay", "no_answer"),
+          ("goal not accepted", "goal_rejected"), ("no plan (timeout", "plan_timeout"), ("no plan", "no_plan"),
+          ("plan does not reach", "wrong_goal"), ("not minimal", "not_minimal"), ("no min_costs", "not_minimal"))
+
+
+def failure_kind(failure: Optional[str]) -> Optional[str]:
+    """A short category for a failure message (None when the case succeeded minimally)."""
+    if not failure:
+        return None
+    return next((k for prefix, k in _KINDS if failure.startswith(prefix)), "other")
+
+
+def _run_case(case: dict, r: dict) -> None:
+    from ..core.domain import build_task
+    from ..core.goal import GoalError, Literal, parse_goal, render, to_dnf
+    from ..core.goal_loop import GoalLoop, GoalRequest
+    from ..core.planner import plan_for_goal
+    from ..core.scene_io import load_scene
+    from ..core.simulate import SimulationError, simulate
+    from .derived import carryables, expand_free, normalize_desired, objects_on, uses_derived
+
+    cfg, oam = _WORKER["cfg"], _oam(case["oam"])
+    sec = r["seconds"]
+
+    # -- scene, domain signature and the desired goal ------------------------------------
+    t = time.monotonic()
+    scene = load_scene(case["scene_path"])
+    full = build_task(scene, oam=oam, unknown_classes="warn")
+    r["warnings"] = list(full.warnings)[:20]
+    answers = case["answers"]
+    try:
+        desired_goal = parse_goal(case["desired_goal"])
+        desired_goal, notes = normalize_desired(desired_goal, full.names, full.signature)
+        r["notes"].extend(notes)
+        if notes and cfg["kind"] == "oracle":
+            answers = [render(desired_goal)]
+        if uses_derived(desired_goal):
+            # AutoGPT+P's derived (free ?s): judged (and answered by the oracle) in domain predicates.
+            raw_goal = desired_goal
+            desired_goal = expand_free(raw_goal, carryables(full.signature))
+            r["notes"].append("desired goal uses the derived predicate free: judged as (not (on o s)) for "
+                              "every carryable o" + ("; the oracle answers (not (on o s)) for the objects on s"
+                                                     if cfg["kind"] == "oracle" else ""))
+            if cfg["kind"] == "oracle":
+                answers = [render(expand_free(raw_goal, carryables(full.signature),
+                                              objects_on(scene, full.names)))]
+        desired = to_dnf(desired_goal)
+    except GoalError as exc:
+        desired = None
+        r["failure"] = f"data: the scenario's desired goal does not parse: {exc}"
+    sec["prepare"] = round(time.monotonic() - t, 4)
+
+    # -- the goal loop (LLM answer -> checks -> corrections) ----------------------------
+    if cfg["kind"] == "replay" and answers:
+        # The paper's GPT-4 saw scene names (7up0); our prompt shows the domain's PDDL names (n7up0).
+        answers, renamed = _to_pddl_names(answers, full.names)
+        if renamed:
+            r["notes"].append("replayed answer renamed to the domain's PDDL names: " + ", ".join(renamed))
+    if answers:
+        r["answer"] = answers[0]
+    if cfg["kind"] == "endpoint":
+        llm = _WORKER["client"]
+    elif cfg["kind"] == "replay" and not answers:
+        r["failure"] = r["failure"] or "replay: the replay file has no answer for this task"
+        return
+    else:
+        llm = ReplayChat(answers or [])
+    if _WORKER.get("semantic_error"):
+        r["warnings"].append(_WORKER["semantic_error"])
+    scene_text = "\n".join(f"({rel.predicate} {' '.join(full.names.get(a, a) for a in rel.args)})"
+                           for rel in scene.relations)
+    loop = GoalLoop(llm, _WORKER["prompter"], _WORKER["semantic"], max_rounds=cfg["max_rounds"],
+                    max_seconds=cfg["max_llm_seconds"])
+    res = loop.run(GoalRequest(task=case["task"], signature=full.signature, scene_text=scene_text))
+    r["stop_reason"] = res.stop_reason.value
+    r["rounds"] = res.rounds
+    r["corrections"] = max(0, res.rounds - 1) if res.accepted else res.rounds
+    r["feedback"] = [{"round": f.round, "stage": f.stage, "kinds": list(f.kinds), "message": f.message,
+                      "answer": f.answer[:500]} for f in res.feedback]
+    r["tokens"] = {"prompt": res.prompt_tokens, "completion": res.completion_tokens}
+    r["llm_calls"] = res.rounds
+    sec["llm"] = round(res.llm_seconds, 4)
+    sec["check"] = round(max(0.0, res.seconds - res.llm_seconds), 4)
+    if cfg["kind"] == "endpoint" and res.rounds:
+        r["answer"] = (res.feedback[-1].answer if res.feedback and not res.accepted else res.raw_goal_text)
+    if not res.accepted:
+        last = res.feedback[-1] if res.feedback else None
+        why = f"{last.stage}: {last.message.strip()}" if last else (res.error or "")
+        r["failure"] = r["failure"] or f"goal not accepted ({res.stop_reason.value} after {res.rounds} rounds): {why}"
+        return
+    r["goal"] = res.goal_text
+
+    # -- plan ---------------------------------------------------------------------------
+    t = time.monotonic()
+    # plan_for_goal maps goal names scene -> PDDL itself and rejects PDDL names that differ from
+    # the scene's (n7up0 for 7up0), while the checked goal uses the signature's PDDL names: map back.
+    inv = {v: k for k, v in full.names.items() if k != v}
+    plan_dnf = res.dnf
+    if inv and any(a in inv for conj in res.dnf for lit in conj for a in lit.args):
+        plan_dnf = [tuple(Literal(l.predicate, tuple(inv.get(a, a) for a in l.args), l.negated) for l in conj)
+                    for conj in res.dnf]
+        r["notes"].append("goal names mapped back to scene names for plan_for_goal: "
+                          + ", ".join(f"{v} -> {k}" for v, k in sorted(inv.items())))
+    pr = plan_for_goal(scene, plan_dnf, mode=cfg["mode"], time_limit=cfg["time_limit"], prune=cfg["prune"],
+                       oam=oam, unknown_classes="warn")
+    sec["plan"] = round(time.monotonic() - t, 4)
+    r["plan_status"] = pr.status
+    r["plan"] = [str(s) for s in pr.plan]
+    r["cost"] = pr.cost
+    r["optimal"] = pr.optimal
+    r["objects"] = {"total": pr.objects_total, "used": pr.objects_used, "pruned": pr.pruned,
+                    "fallback": pr.fallback}
+    r["plan_timings"] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in vars(pr.timings).items()}
+    if not pr.solved:
+        msg = (pr.message or "").strip().splitlines()
+        r["failure"] = r["failure"] or f"no plan ({pr.status}) for goal {res.goal_text}" + (f": {msg[0][:200]}" if msg else "")
+        return
+
+    # -- simulate: does the plan reach the DESIRED goal? ---------------------------------
+    t = time.monotonic()
+    try:
+        r["reaches_llm_goal"] = simulate(full, pr.plan, res.dnf).success
+    except (SimulationError, KeyError) as exc:
+        r["reaches_llm_goal"] = False
+        r["warnings"].append(f"simulating the plan against the accepted goal failed: {exc}")
+    if desired is not None:
+        try:
+            r["success"] = simulate(full, pr.plan, desired).success
+        except (SimulationError, KeyError) as exc:
+            r["success"] = False
+            r["failure"] = r["failure"] or f"simulation error: {exc}"
+    sec["simulate"] = round(time.monotonic() - t, 4)
+    mc = case["min_costs"]
+    if pr.cost is not None and mc is not None:
+        r["cost_vs_min"] = "equal" if pr.cost == mc else ("below" if pr.cost < mc else "above")
+    r["minimal"] = bool(r["success"] and r["cost_vs_min"] in ("equal", "below"))
+    if not r["success"]:
+        r["failure"] = r["failure"] or (f"plan does not reach the desired goal {case['desired_goal'].strip()} "
+                                        f"(accepted goal {res.goal_text})")
+    elif not r["minimal"]:
+        r["failure"] = f"not minimal: cost {pr.cost:g} > min_costs {mc}" if mc is not None else "no min_costs"
+
+
+# --------------------------------------------------------------------------------------
+# Report
+
+
+def _rate(k: int, n: int) -> str:
+    return f"{k}/{n} ({100.0 * k / n:.0f}%)" if n else "-"
+
+
+def set_stats(rows: Sequence[dict]) -> dict:
+    n = len(rows)
+    acc = [r for r in rows if r["goal"] is not None]
+    return {
+        "cases": n,
+        "success": sum(r["success"] for r in rows),
+        "minimal": sum(r["minimal"] for r in rows),
+        "accepted_goals": len(acc),
+        "cases_with_corrections": sum(r["corrections"] > 0 for r in acc),
+        "corrections": sum(r["corrections"] for r in acc),
+        "rounds": sum(r["rounds"] for r in rows),
+        "errors": sum(r["error"] is not None for r in rows),
+        "below_min_costs": sum(r["cost_vs_min"] == "below" for r in rows),
+        "tokens": sum(r["tokens"]["prompt"] + r["tokens"]["completion"] for r in rows),
+        "seconds": {k: round(sum(r["seconds"][k] for r in rows), 3)
+                    for k in ("prepare", "llm", "check", "plan", "simulate", "total")},
+        "mean_plan_s": round(sum(r["seconds"]["plan"] for r in rows) / n, 3) if n else 0.0,
+    }
+
+
+def build_report(results: Sequence[dict], cfg: dict, seconds: float = 0.0) -> dict:
+    sets: dict[str, dict] = {}
+    for name in cfg["sets"]:
+        rows = [r for r in results if r["set"] == name]
+        stats = set_stats(rows)
+        # The paper's record for exactly these cases (--limit may cut a set short).
+        papers = [r["paper"] for r in rows if r.get("paper") and r["paper"].get("reached") is not None]
+        if papers:
+            log = (cfg.get("paper", {}).get(name) or {}).get("log")
+            stats["paper"] = {
+                "cases": len(papers), "success": sum(bool(p["reached"]) for p in papers),
+                "minimal": sum(bool(p["reached"] and p["minimal"]) for p in papers),
+                "corrections": sum(p.get("corrections") or 0 for p in papers),
+                "cases_with_corrections": sum((p.get("corrections") or 0) > 0 for p in papers), "log": log}
+        sets[name] = stats
+    saycan = [r for r in results if r["set"].startswith("saycan/")]
+    totals = {"all": set_stats(list(results))}
+    if saycan and len({r["set"] for r in saycan}) > 1:
+        totals["saycan"] = set_stats(saycan)
+    return {"benchmark": "plan", "llm": cfg["llm"], "llm_label": cfg["llm_label"], "data": cfg["data"],
+            "options": cfg.get("options", {}), "worker": {k: v for k, v in cfg["worker"].items() if k != "endpoint"},
+            "seconds": round(seconds, 2), "sets": sets, "totals": totals, "cases": list(results)}
+
+
+def summary_markdown(report: dict) -> str:
+    L: list[str] = []
+    L.append("# AutoGPT+P Plan Tool benchmark (`affplan bench plan`)\n")
+    w = report["worker"]
+    L.append(f"- LLM: {report['llm_label']}")
+    L.append(f"- data: `{report['data']}`")
+    L.append(f"- planner: Fast Downward {w['mode']}, {w['time_limit']:g} s per case, pruning "
+             f"{'on' if w['prune'] else 'off'}; goal loop bound {w['max_rounds']} rounds; semantic check "
+             f"{'on' if w['semantic'] else 'off'}")
+    L.append(f"- wall time {report['seconds']:.0f} s")
+    L.append("- success: the plan, simulated from the scene, satisfies the scenario's desired goal (some "
+             "disjunct's positive literals hold, none of its negated ones). minimal: success with cost <= "
+             "min_costs (cost below min_costs is counted and listed as a data note).\n")
+    has_paper = any("paper" in s for s in report["sets"].values())
+    head = ["Set", "Cases", "Success", "Minimal", "Corrections (cases / rounds)"]
+    if has_paper:
+        head += ["Paper log success", "Paper log minimal", "Paper corrections (cases)", "Δ success"]
+    head += ["Plan s (mean)", "Errors"]
+    L.append("| " + " | ".join(head) + " |")
+    L.append("|" + "---|" * len(head))
+    rows = list(report["sets"].items()) + [(f"**{k}**", v) for k, v in report["totals"].items()]
+    for name, s in rows:
+        cells = [name, str(s["cases"]), _rate(s["success"], s["cases"]), _rate(s["minimal"], s["cases"]),
+                 f"{s['cases_with_corrections']} / {s['corrections']}"]
+        if has_paper:
+            p = s.get("paper")
+            if p:
+                cells += [_rate(p["success"], p["cases"]), _rate(p["minimal"], p["cases"]),
+                          str(p.get("cases_with_corrections", "")), f"{s['success'] - p['success']:+d}"]
+            else:
+                cells += ["-", "-", "-", "-"]
+        cells += [f"{s['mean_plan_s']:.2f}", str(s["errors"])]
+        L.append("| " + " | ".join(cells) + " |")
+    L.append("")
+    fails = [r for r in report["cases"] if not r["success"] or not r["minimal"]]
+    excused = lambda r: (not r["success"] or not r["minimal"]) and _excused(r.get("evidence"))  # noqa: E731
+    documented = [r for r in fails if excused(r)]
+    if documented:
+        rest = [r for r in report["cases"] if not excused(r)]
+        L.append(f"Excluding the {len(documented)} failed/non-minimal cases whose cause is documented below "
+                 f"(domain gap, OAM or scenario data error, with evidence): success "
+                 f"{_rate(sum(r['success'] for r in rest), len(rest))}, minimal "
+                 f"{_rate(sum(r['minimal'] for r in rest), len(rest))}.\n")
+    kinds: dict[str, int] = {}
+    for r in fails:
+        kinds[r.get("failure_kind") or "other"] = kinds.get(r.get("failure_kind") or "other", 0) + 1
+    if kinds:
+        L.append("Failure kinds: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1]))
+                 + " (goal_rejected: the checks refused the answer up to the bound; no_plan/plan_timeout: "
+                   "Fast Downward found no plan / none in time; wrong_goal: planned, but the desired goal is "
+                   "not reached; data: the scenario itself is broken)\n")
+    L.append(f"## Failed or non-minimal cases ({len(fails)})\n")
+    if not fails:
+        L.append("None.\n")
+    for r in fails:
+        tag = "FAILED" if not r["success"] else "not minimal"
+        L.append(f"- **{r['set']}#{r['index']}** ({r['where']}) {tag}: {r['task']!r}")
+        L.append(f"  - reason: {r['failure'] or r['error'] or 'unknown'}")
+        L.append(f"  - desired `{r['desired_goal'].strip()}`; accepted `{r['goal']}`; cost {r['cost']} "
+                 f"(min {r['min_costs']}); rounds {r['rounds']}")
+        p = r.get("paper")
+        for n in r.get("notes") or []:
+            L.append(f"  - note: {n}")
+        if p and p.get("reached") is not None:
+            L.append(f"  - paper log: reached {p['reached']}, minimal {p['minimal']}, cost {p['cost']} "
+                     f"(min {p['min_cost']}), corrections {p['corrections']}")
+        if r.get("evidence"):
+            L.append(f"  - evidence: {r['evidence']}")
+    below = [r for r in report["cases"] if r["cost_vs_min"] == "below" and r["success"]]
+    if below:
+        L.append(f"\n## Data notes: plans cheaper than min_costs ({len(below)})\n")
+        for r in below:
+            L.append(f"- {r['set']}#{r['index']} {r['task']!r}: cost {r['cost']:g} < min_costs {r['min_costs']} "
+                     f"— plan: {'; '.join(r['plan']) or '(empty: the goal holds already)'}"
+                     + (f"\n  - evidence: {r['evidence']}" if r.get("evidence") else ""))
+    return "\n".join(L) + "\n"
+
+
+# Evidence for cases that fail (or look odd) for a reason outside the goal pipeline, found in
+# measured runs on the original data (set, 0-based index) -> explanation with its evidence.
+_WETTEN = ("domain gap: nothing in our domain makes (wet ?x) true, so (wet ...)/(clean ...) goals are "
+           "unsolvable. AutoGPT+P wets a wet-swipe tool with an actor-less environment action `wetten` — "
+           "paper log (planning_gpt_4_on_simulation_simple_task.log, 'Wipe the counter'): `putin robot0 tissue0 "
+           "bottle0 table0; wetten tissue0 bottle0 bottle0 water0; take_out robot0 tissue0 bottle0 table0; "
+           "move ...; wet_swipe robot0 tissue0 counter0 counter0` (cost 9). Needs a `wetten` action in "
+           "capabilities/domain (not a bench issue)")
+_NAIL = ("OAM data: simulation_classes_2.json gives `nail` no `carry` affordance (`screw` has it), so "
+         "(in nailN ...)/(inhand nailN ...) fail the type check for any answer. The human-labelled "
+         "simulation_classes_ground_truth_.json has nail carry, and the paper's log plans `putin robot0 nail1 "
+         "box0`; run with --oam simulation_classes_2.json,simulation_classes_ground_truth_.json to use it")
+_FREE_TIMEOUT = ("desired goal uses AutoGPT+P's derived (free counter0); written out as (not (on o counter0)) for "
+                 "the 8 objects on the counter, optimal Fast Downward (A*/LM-cut) finds no plan within the time "
+                 "limit (paper log: cost 12). Planner speed, not the goal pipeline")
+DATA_NOTES: dict[tuple[str, int], str] = {
+    ("simple_task", 27): _WETTEN, ("simple_goal", 27): _WETTEN, ("complex_goal", 6): _WETTEN,
+    ("knowledge", 17): _WETTEN, ("implicit", 20): _WETTEN,
+    ("complex_goal", 17): _NAIL, ("complex_goal", 18): _NAIL, ("knowledge", 7): _NAIL,
+    ("simple_task", 28): _FREE_TIMEOUT, ("simple_goal", 28): _FREE_TIMEOUT,
+    ("saycan/long_horizon", 10): (
+        "data error: misplaced parentheses in the desired goal. The CSV reads (and (or (and L (or G S C) "
+        "(and G (or S C) (and S C))))) — the first (and ...) closes only at the end, so the goal demands all "
+        "four sodas (our plan: 15). min_costs 7 is the cost of two sodas (the intended (or (and L (or G S C)) "
+        "(and G (or S C)) (and S C))). The paper log shows the same desired goal"),
+    ("saycan/nl_noun", 3): ("data error: the desired goal already holds in the scene (grapefruit_soda0 is on "
+                            "counter1), so cost 0 < min_costs 4; the paper log records cost 0 as well"),
+    ("saycan/nl_noun", 4): ("data error: the desired goal already holds in the scene (7up0 is on counter2), so "
+                            "cost 0 < min_costs 3; the paper log records cost 0 as well"),
+    ("complex_goal", 29): (
+        "data: the task offers two alternatives ('all objects from the table on the counter or the other way "
+        "around') but the desired goal is only `and (free table0)`. The paper log marks GPT-4's plan that "
+        "clears the COUNTER (everything onto the table, cost 19) as 'Goal Reached: True' against this same "
+        "desired goal, i.e. its evaluator did not check (free table0) as written"),
+    ("implicit", 19): (
+        "data: min_costs 4 is the paper's plan that puts scissors0 into bowl0 ON the table (log: `putin robot0 "
+        "scissors0 bowl0 table0`, cost 4) — which the paper's own evaluation marks 'Goal Reached: False'. "
+        "Removing both objects from the table costs more (ours: 6)"),
+}
+
+
+def _excused(evidence: Optional[str]) -> bool:
+    """A documented cause outside this system's goal/plan pipeline (not, e.g., planner speed)."""
+    return bool(evidence) and evidence.startswith(("domain gap", "OAM data", "data"))
+
+
+def write_plot(report: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    names = list(report["sets"])
+    sets = report["sets"]
+    pct = lambda k, n: 100.0 * k / n if n else 0.0  # noqa: E731
+    succ = [pct(sets[n]["success"], sets[n]["cases"]) for n in names]
+    mini = [pct(sets[n]["minimal"], sets[n]["cases"]) for n in names]
+    paper = [pct(sets[n]["paper"]["success"], sets[n]["paper"]["cases"]) if "paper" in sets[n] else None
+             for n in names]
+    import numpy as np
+
+    x = np.arange(len(names))
+    width = 0.27 if any(p is not None for p in paper) else 0.4
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(names) + 2), 4.2))
+    ax.bar(x - width, succ, width, label="success (ours)")
+    ax.bar(x, mini, width, label="minimal (ours)")
+    if any(p is not None for p in paper):
+        ax.bar(x + width, [p or 0.0 for p in paper], width, label="success (paper log, GPT-4)")
+    ax.set_xticks(x)
+    ax.set_xticklabels([n.replace("saycan/", "sc/") for n in names], rotation=35, ha="right")
+    ax.set_ylim(0, 105)
+    ax.set_ylabel("% of scenarios")
+    ax.set_title(f"AutoGPT+P Plan Tool benchmark — {report['llm']}")
+    ax.legend(loc="lower left", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_outputs(report: dict, out: Path) -> None:
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
+    (out / "summary.md").write_text(summary_markdown(report), encoding="utf-8")
+    write_plot(report, out / "plan_bench.png")
+
+
+def _print_table(report: dict) -> None:
+    for name, s in list(report["sets"].items()) + list(report["totals"].items()):
+        p = s.get("paper")
+        extra = f"  paper log {p['success']}/{p['cases']}" if p else ""
+        print(f"{name:28s} success {_rate(s['success'], s['cases']):>14s}  minimal "
+              f"{_rate(s['minimal'], s['cases']):>14s}  corrections {s['corrections']}{extra}")
+
+
+def rerender(src: Path, out: Optional[Path] = None) -> int:
+    """summary.md and the plot again from an existing results.json (evidence notes refreshed)."""
+    path = src / "results.json"
+    if not path.is_file():
+        print(f"affplan bench plan: {path} not found", file=sys.stderr)
+        return 2
+    report = json.loads(path.read_text(encoding="utf-8"))
+    for r in report["cases"]:
+        r["failure_kind"] = failure_kind(r.get("failure"))
+        r["evidence"] = DATA_NOTES.get((r["set"], r["index"]))
+    write_outputs(report, out or src)
+    _print_table(report)
+    return 0

@@ -1,0 +1,295 @@
+"""``affplan bench scale``: planning time against scene size, with and without pruning.
+
+Household scenes of each requested size are generated deterministically (seeded): furniture
+locations (tables, counters, a refrigerator, cupboards, a sink, a stove, a microwave),
+containers, food, liquids in bottles, tools, a human and a robot. Several goal kinds are
+planned on each (handover, place, fill, pour, chop, open + take out), each with and without
+pruning, ``--repeats`` times. Reported per size and goal: Fast Downward translate / search /
+total seconds (median over repeats), grounded operators, and whether the pruned and the
+unpruned optimal costs agree where both solved. Unpruned runs are capped by
+``--time-limit`` and reported as timeouts when they hit it.
+
+Writes ``results.json``, ``summary.md`` (a table) and ``scale.png`` into ``--out``.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import time
+from pathlib import Path
+
+DEFAULT_SIZES = "10,35,70,150,300"
+GOAL_KINDS = ("handover", "place", "fill", "pour", "chop", "open_take_out")
+
+# Furniture classes: (class, role) — role "support" objects stand on it, "contain" they are in.
+_FURNITURE = [("table", "support"), ("counter", "support"), ("refrigerator", "contain"),
+              ("stove", "support"), ("cupboard", "contain"), ("sink", "contain"),
+              ("microwave", "contain")]
+# Item kinds and their weights for the random fill.
+_ITEMS = [("apple", 3), ("banana", 2), ("tomato", 2), ("cucumber", 2), ("cup", 3), ("glass", 2),
+          ("bowl", 2), ("plate", 3), ("pot", 1), ("box", 1), ("kitchen_knife", 1), ("spoon", 2),
+          ("fork", 2), ("cutting_board", 1), ("sponge", 1), ("cloth", 1), ("liquid", 3)]
+_LIQUIDS = ("water", "milk", "juice")
+
+
+def household_scene(n_objects: int, seed: int = 0):
+    """A deterministic household scene with about ``n_objects`` objects (at least 10).
+
+    Always present (the goals below rely on them): human0 at table0, robot0 at counter0,
+    apple0 in the closed refrigerator0, cup0 on table0, bottle0 with water0 on counter0,
+    kitchen_knife0 and cutting_board0 and tomato0 on counter0, banana0 in bowl0 on table0,
+    bowl1 on counter0.
+    """
+    from affplan_ros.core.scene import Location, Scene, SceneObject
+
+    rng = random.Random(seed * 100003 + n_objects)
+    scene = Scene(source=f"<household {n_objects} seed {seed}>")
+    counts: dict[str, int] = {}
+    where: dict[str, str] = {}      # object -> its location (furniture)
+
+    def new(cls: str) -> str:
+        i = counts.get(cls, 0)
+        counts[cls] = i + 1
+        obj = SceneObject(cls, i)
+        scene.add_object(obj)
+        return obj.name
+
+    def put(obj: str, holder: str, how: str = "on") -> None:
+        scene.add_relation(how, obj, holder)
+        where[obj] = where.get(holder, holder)
+
+    new("human"), new("robot")
+    n_furniture = max(3, min(len(_FURNITURE) + 20, n_objects // 10))
+    furniture: list[tuple[str, str]] = []
+    for i in range(n_furniture):
+        cls, role = _FURNITURE[i] if i < len(_FURNITURE) else rng.choice(_FURNITURE[:2] + _FURNITURE[4:5])
+        furniture.append((new(cls), role))
+    for f, role in furniture:
+        where[f] = f
+        if scene.objects[f].class_name in ("refrigerator", "cupboard", "microwave"):
+            scene.add_relation("closed", f)
+    table, counter, fridge = furniture[0][0], furniture[1][0], furniture[2][0]
+    scene.add_relation("at", "human0", table)
+    scene.add_relation("at", "robot0", counter)
+
+    # The fixed core the goals use.
+    put(new("apple"), fridge, "in")
+    put(new("cup"), table)
+    bottle = new("bottle")
+    put(bottle, counter)
+    put(new("water"), bottle, "liquid_in")
+    for cls in ("kitchen_knife", "cutting_board", "tomato"):
+        put(new(cls), counter)
+    bowl = new("bowl")
+    put(bowl, table)
+    put(new("banana"), bowl, "in")
+    put(new("bowl"), counter)
+
+    kinds, weights = zip(*_ITEMS)
+    while len(scene.objects) < n_objects:
+        kind = rng.choices(kinds, weights)[0]
+        f, role = rng.choice(furniture)
+        if kind == "liquid":
+            if len(scene.objects) + 2 > n_objects:
+                kind = "apple"
+            else:
+                holder = new(rng.choice(("bottle", "bottle", "cup", "glass", "pot")))
+                put(holder, f, "in" if role == "contain" else "on")
+                if scene.objects[holder].class_name == "bottle" and rng.random() < 0.5:
+                    scene.add_relation("closed", holder)
+                put(new(rng.choice(_LIQUIDS)), holder, "liquid_in")
+                continue
+        put(new(kind), f, "in" if role == "contain" else "on")
+
+    members: dict[str, list[str]] = {f: [f] for f, _ in furniture}
+    for obj, loc in where.items():
+        if obj != loc:
+            members[loc].append(obj)
+    scene.locations = {f: Location(f, tuple(members[f])) for f, _ in furniture}
+    return scene
+
+
+def goals_for(scene) -> dict[str, str]:
+    """PDDL goal text per goal kind for a scene made by :func:`household_scene`."""
+    table, counter = "table0", "counter0"
+    return {
+        "handover": "(and (inhand banana0 human0))",
+        "place": f"(and (on cup0 {counter}))",
+        "fill": "(and (liquid_in water0 cup0))",
+        "pour": "(and (in banana0 bowl1))",
+        "chop": "(and (chopped tomato0))",
+        "open_take_out": f"(and (on apple0 {table}))",
+    }
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--objects", default=DEFAULT_SIZES,
+                        help=f"comma-separated scene sizes (default {DEFAULT_SIZES})")
+    parser.add_argument("--repeats", type=int, default=3, help="runs per size and goal (median reported)")
+    parser.add_argument("--time-limit", type=float, default=60.0,
+                        help="seconds per planner call; unpruned runs past it count as timeouts")
+    parser.add_argument("--out", default="results/scale", help="output directory")
+    parser.add_argument("--goals", default=None,
+                        help=f"comma-separated goal kinds (default all: {','.join(GOAL_KINDS)})")
+    parser.add_argument("--seed", type=int, default=0, help="scene generator seed")
+    parser.add_argument("--mode", default="optimal", choices=("optimal", "satisficing"))
+
+
+def _median(xs):
+    xs = [x for x in xs if x is not None]
+    return statistics.median(xs) if xs else None
+
+
+def _measure(scene, dnf, prune: bool, args) -> dict:
+    from affplan_ros.core.planner import plan_for_goal
+
+    runs = []
+    for _ in range(max(1, args.repeats)):
+        t0 = time.monotonic()
+        res = plan_for_goal(scene, dnf, mode=args.mode, time_limit=args.time_limit, prune=prune)
+        wall = time.monotonic() - t0
+        runs.append((res, wall))
+        if res.status == "timeout":  # repeating a timeout only costs time
+            break
+    res = runs[-1][0]
+    solved = [r for r, _ in runs if r.solved]
+    t = [r.timings for r, _ in runs]
+    return {
+        "status": res.status,
+        "cost": res.cost if res.solved else None,
+        "plan_length": len(res.plan) if res.solved else None,
+        "objects_used": res.objects_used,
+        "operators": res.operators,
+        "translate_s": _median([x.translate_s for x in t]),
+        "search_s": _median([x.search_s for x in t]),
+        "planner_s": _median([(x.translate_s or 0) + (x.search_s or 0) for x in t]) if solved else None,
+        "total_s": _median([x.total_s for x in t]),
+        "wall_s": _median([w for _, w in runs]),
+        "runs": len(runs),
+        "fallback": res.fallback,
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from affplan_ros.core.goal import parse_goal, to_dnf
+
+    sizes = [int(s) for s in str(args.objects).split(",") if s.strip()]
+    kinds = [k.strip() for k in args.goals.split(",")] if args.goals else list(GOAL_KINDS)
+    unknown = [k for k in kinds if k not in GOAL_KINDS]
+    if unknown:
+        raise SystemExit(f"unknown goal kind(s) {', '.join(unknown)}; choose from {', '.join(GOAL_KINDS)}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = []
+    for n in sizes:
+        scene = household_scene(n, args.seed)
+        goals = goals_for(scene)
+        for kind in kinds:
+            dnf = to_dnf(parse_goal(goals[kind]))
+            row = {"objects": len(scene.objects), "requested": n, "goal_kind": kind, "goal": goals[kind]}
+            row["pruned"] = _measure(scene, dnf, True, args)
+            row["unpruned"] = _measure(scene, dnf, False, args)
+            p, u = row["pruned"], row["unpruned"]
+            row["costs_agree"] = (p["cost"] == u["cost"]) if p["cost"] is not None and u["cost"] is not None else None
+            rows.append(row)
+            print(f"{n:4d} objects {kind:14s} pruned {p['status']:8s} {_fmt(p['total_s'])} s "
+                  f"({p['objects_used']} obj, {p['operators']} ops)  unpruned {u['status']:8s} "
+                  f"{_fmt(u['total_s'])} s ({u['operators']} ops)  cost {p['cost']} / {u['cost']}", flush=True)
+    per_size = _per_size(rows, sizes)
+    result = {"benchmark": "scale", "mode": args.mode, "repeats": args.repeats, "time_limit_s": args.time_limit,
+              "seed": args.seed, "goal_kinds": kinds, "sizes": per_size, "runs": rows,
+              "all_costs_agree": all(r["costs_agree"] is not False for r in rows)}
+    (out / "results.json").write_text(json.dumps(result, indent=2))
+    (out / "summary.md").write_text(_summary_md(result))
+    _plot(per_size, out / "scale.png")
+    print(f"wrote {out / 'results.json'}, {out / 'summary.md'}, {out / 'scale.png'}")
+    return 0 if result["all_costs_agree"] else 1
+
+
+def _per_size(rows, sizes) -> list[dict]:
+    out = []
+    for n in sizes:
+        rs = [r for r in rows if r["requested"] == n]
+        if not rs:
+            continue
+        entry = {"objects": rs[0]["objects"], "requested": n}
+        for variant in ("pruned", "unpruned"):
+            vs = [r[variant] for r in rs]
+            entry[variant] = {
+                "total_s": _median([v["total_s"] for v in vs]),
+                "planner_s": _median([v["planner_s"] for v in vs]),
+                "translate_s": _median([v["translate_s"] for v in vs]),
+                "search_s": _median([v["search_s"] for v in vs]),
+                "max_total_s": max((v["total_s"] for v in vs), default=None),
+                "operators": _median([v["operators"] for v in vs]),
+                "objects_used": _median([v["objects_used"] for v in vs]),
+                "solved": sum(v["status"] == "solved" for v in vs),
+                "timeouts": sum(v["status"] == "timeout" for v in vs),
+                "goals": len(vs),
+            }
+        entry["costs_agree"] = sum(r["costs_agree"] is True for r in rs)
+        entry["costs_differ"] = sum(r["costs_agree"] is False for r in rs)
+        out.append(entry)
+    return out
+
+
+def _fmt(x, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def _summary_md(result) -> str:
+    lines = [f"# Planning time against scene size ({result['mode']}, median over {result['repeats']} "
+             f"repeat(s), time limit {result['time_limit_s']:.0f} s)", "",
+             "Per size: medians over the goal kinds "
+             f"({', '.join(result['goal_kinds'])}). `planner` = FD translate + search; `total` = "
+             "everything `plan_for_goal` does (task building, pruning, FD, validation).", "",
+             "| objects | pruned: objects | pruned: operators | pruned: translate s | pruned: search s "
+             "| pruned: planner s | pruned: total s | unpruned: operators | unpruned: translate s "
+             "| unpruned: search s | unpruned: total s | unpruned timeouts | costs equal |",
+             "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for e in result["sizes"]:
+        p, u = e["pruned"], e["unpruned"]
+        lines.append(
+            f"| {e['objects']} | {_fmt(p['objects_used'], 0)} | {_fmt(p['operators'], 0)} | {_fmt(p['translate_s'])} "
+            f"| {_fmt(p['search_s'])} | {_fmt(p['planner_s'])} | {_fmt(p['total_s'])} | {_fmt(u['operators'], 0)} "
+            f"| {_fmt(u['translate_s'])} | {_fmt(u['search_s'])} | {_fmt(u['total_s'])} "
+            f"| {u['timeouts']}/{u['goals']} | {e['costs_agree']}/{e['goals'] if 'goals' in e else p['goals']} |")
+    lines += ["", "## Per goal", "",
+              "| objects | goal | pruned status | pruned total s | pruned cost | unpruned status "
+              "| unpruned total s | unpruned cost | agree |",
+              "|---:|---|---|---:|---:|---|---:|---:|---|"]
+    for r in result["runs"]:
+        p, u = r["pruned"], r["unpruned"]
+        lines.append(f"| {r['objects']} | {r['goal_kind']} `{r['goal']}` | {p['status']} | {_fmt(p['total_s'])} "
+                     f"| {p['cost']} | {u['status']} | {_fmt(u['total_s'])} | {u['cost']} "
+                     f"| {'-' if r['costs_agree'] is None else r['costs_agree']} |")
+    lines.append("")
+    lines.append("All pruned/unpruned optimal costs agree where both solved: "
+                 f"**{'yes' if result['all_costs_agree'] else 'NO'}**")
+    return "\n".join(lines) + "\n"
+
+
+def _plot(per_size, path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    xs = [e["objects"] for e in per_size]
+    for variant, style in (("pruned", "o-"), ("unpruned", "s--")):
+        ys = [e[variant]["total_s"] for e in per_size]
+        ax.plot(xs, [y if y is not None else float("nan") for y in ys], style, label=f"{variant} (total)")
+        ys = [e[variant]["planner_s"] for e in per_size]
+        ax.plot(xs, [y if y is not None else float("nan") for y in ys], style, alpha=0.5,
+                label=f"{variant} (FD translate+search)")
+    ax.set_xlabel("objects in scene")
+    ax.set_ylabel("seconds (median over goals)")
+    ax.set_yscale("log")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    ax.set_title("affplan planning time against scene size")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
