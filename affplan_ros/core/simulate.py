@@ -38,20 +38,20 @@ def initial_state(task: PlanningTask) -> set[Atom]:
     return state
 
 
-def _subst(expr, binding):
+def substitute(expr, binding):
     if isinstance(expr, str):
         return binding.get(expr, expr)
-    return tuple(_subst(e, binding) for e in expr)
+    return tuple(substitute(e, binding) for e in expr)
 
 
-def _holds(expr, state: set[Atom]) -> bool:
+def holds(expr, state: set[Atom]) -> bool:
     head = expr[0]
     if head == "and":
-        return all(_holds(e, state) for e in expr[1:])
+        return all(holds(e, state) for e in expr[1:])
     if head == "or":
-        return any(_holds(e, state) for e in expr[1:])
+        return any(holds(e, state) for e in expr[1:])
     if head == "not":
-        return not _holds(expr[1], state)
+        return not holds(expr[1], state)
     if head == "=":
         return expr[1] == expr[2]
     return tuple(expr) in state
@@ -80,11 +80,11 @@ def apply_step(task: PlanningTask, state: set[Atom], action: str, agent: str,
     binding = {"?actor": agent, **{f"?{p.name}": a for p, a in zip(cap.parameters, args)}}
     if check:
         (pre,) = parse_sexprs(cap.precondition)
-        if not _holds(_subst(pre, binding), state):
+        if not holds(substitute(pre, binding), state):
             raise SimulationError(f"precondition of ({action} {agent} {' '.join(args)}) is false")
     (eff,) = parse_sexprs(cap.effect)
     adds, dels = set(), set()
-    _apply(_subst(eff, binding), state, adds, dels)
+    _apply(substitute(eff, binding), state, adds, dels)
     return (state - dels) | adds  # PDDL semantics: delete first, then add
 
 
@@ -128,7 +128,7 @@ class _Mapped:
 
 
 @lru_cache(maxsize=256)
-def _full_condition(cap) -> tuple:
+def full_condition(cap) -> tuple:
     """The parsed precondition of ``cap`` with the guards the generated domain adds
     (the actor's capability, each parameter's affordance), and the parsed effect."""
     from .domain import PDDL_CONFIG
@@ -183,12 +183,12 @@ def validate_plan(task: PlanningTask, goal: Sequence[Sequence],
             builtin = p.type if p.type in ("location", "actor") else "object"
             if not _is_a(task, a, builtin):
                 return False, None, f"plan rejected by the validator: {text}: {a} is not a {builtin}"
-        pre, eff = _full_condition(cap)
+        pre, eff = full_condition(cap)
         binding = {"?actor": actor, **{f"?{p.name}": a for p, a in zip(cap.parameters, rest)}}
-        if not _holds(_subst(pre, binding), state):
+        if not holds(substitute(pre, binding), state):
             return False, None, f"plan rejected by the validator: {text}: precondition is false"
         adds, dels = set(), set()
-        _apply(_subst(eff, binding), state, adds, dels)
+        _apply(substitute(eff, binding), state, adds, dels)
         state = (state - dels) | adds
         if actor not in costs:
             return False, None, f"plan rejected by the validator: {text}: {actor} has no cost"

@@ -11,12 +11,10 @@ import threading
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from affplan_ros.core.capabilities import Capability
 from affplan_ros.core.domain import PDDL_CONFIG, PlanningTask, build_task
 from affplan_ros.core.failure import Failure, FailureCode
-from affplan_ros.core.goal import parse_sexprs
 from affplan_ros.core.scene import Scene
-from affplan_ros.core.simulate import Atom, apply_step, initial_state
+from affplan_ros.core.simulate import Atom, apply_step, full_condition, holds, initial_state, substitute
 
 Candidate = tuple[str, str, tuple[str, ...]]  # (pddl action, agent, args)
 
@@ -28,29 +26,15 @@ class Outcome:
     failure: Failure | None = None
 
 
-def _subst(expr, binding):
-    if isinstance(expr, str):
-        return binding.get(expr, expr)
-    return tuple(_subst(e, binding) for e in expr)
-
-
 class SimWorld:
     def __init__(self, scene: Scene, task: PlanningTask | None = None):
         self.task = task or build_task(scene)
         self.state: set[Atom] = initial_state(self.task)
         self._initial = frozenset(self.state)
         self._lock = threading.Lock()  # skill servers run concurrently
-        aff, can = PDDL_CONFIG["affordance_prefix"], PDDL_CONFIG["capability_prefix"]
-        self._preconditions = {name: parse_sexprs(self._full_precondition(cap, aff, can))[0]
-                               for name, cap in self.task.capabilities.items()}
-
-    @staticmethod
-    def _full_precondition(cap: Capability, aff: str, can: str) -> str:
-        # The generated domain guards every action by the actor's capability and each parameter's
-        # affordance; the world enforces the same, so a cup cannot be "opened" here either.
-        guards = [f"({can}{cap.name} ?actor)"]
-        guards += [f"({aff}{p.type} ?{p.name})" for p in cap.parameters if p.type not in ("object", "location", "actor")]
-        return f"(and {' '.join(guards)} {cap.precondition})"
+        # Preconditions with the guards the generated domain adds (the actor's capability, each
+        # parameter's affordance): the world enforces the same, so a cup cannot be "opened".
+        self._preconditions = {name: full_condition(cap)[0] for name, cap in self.task.capabilities.items()}
 
     # -- queries ---------------------------------------------------------------------------
     def holds(self, predicate: str, *args: str) -> bool:
@@ -95,7 +79,7 @@ class SimWorld:
             return ("missing", unknown)
         binding = {"?actor": self.task._map(agent),
                    **{f"?{p.name}": self.task._map(a) for p, a in zip(cap.parameters, args)}}
-        false = list(self._false_literals(_subst(self._preconditions[action], binding)))
+        false = list(self._false_literals(substitute(self._preconditions[action], binding)))
         return ("false", false) if false else None
 
     def _false_literals(self, expr, negated: bool = False) -> Iterable[tuple[bool, tuple]]:
@@ -105,7 +89,7 @@ class SimWorld:
             for e in expr[1:]:
                 yield from self._false_literals(e, negated)
         elif head == "or" or head == "and":
-            if self._holds(expr) != negated:  # the whole expression is true: nothing to blame
+            if holds(expr, self.state) != negated:  # the whole expression is true: nothing to blame
                 return
             yield from self._false_literals(expr[1], negated)
         elif head == "not":
@@ -115,18 +99,6 @@ class SimWorld:
                 yield (negated, tuple(expr))
         elif (tuple(expr) in self.state) == negated:
             yield (negated, tuple(expr))
-
-    def _holds(self, expr) -> bool:
-        head = expr[0]
-        if head == "and":
-            return all(self._holds(e) for e in expr[1:])
-        if head == "or":
-            return any(self._holds(e) for e in expr[1:])
-        if head == "not":
-            return not self._holds(expr[1])
-        if head == "=":
-            return expr[1] == expr[2]
-        return tuple(expr) in self.state
 
     def _failure(self, text: str, problem) -> Failure:
         kind, info = problem
