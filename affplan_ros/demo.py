@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from affplan_ros.env import share_dir
+from affplan_ros.env import config_file
 
 BACKEND_HELP = ("configure a real endpoint with AFFPLAN_LLM_BASE_URL, AFFPLAN_LLM_MODEL and "
                 "AFFPLAN_LLM_API_KEY_ENV (the name of the variable holding the key)")
@@ -32,7 +32,7 @@ class Transcript:
 
 
 def _load_demo_config() -> tuple[dict, Path]:
-    path = share_dir() / "config" / "demo.yaml"
+    path = config_file("demo.yaml")
     return yaml.safe_load(path.read_text()), path
 
 

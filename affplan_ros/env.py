@@ -51,6 +51,11 @@ def share_dir() -> Path:
     return root
 
 
+def config_file(relative: str, override: str = "") -> Path:
+    """``override`` if given (a parameter or option), else ``config/<relative>`` of the package."""
+    return Path(override) if override else share_dir() / "config" / relative
+
+
 def shared_data_dir() -> Path | None:
     """The original AutoGPT+P data (``../shared/datasets``) if this machine has it."""
     configured = os.environ.get("AFFPLAN_SHARED")

@@ -53,10 +53,6 @@ class NodeProcess:
             elif self._on_line is not None:
                 self._on_line(line)
 
-    @property
-    def running(self) -> bool:
-        return self.proc.poll() is None
-
     def stop(self, timeout: float = 10.0) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGINT)

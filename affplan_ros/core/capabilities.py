@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Union
 
@@ -152,6 +152,11 @@ def agents_for_scene(scene: Scene, profiles: Optional[Mapping[str, AgentProfile]
         cost = costs.get(name, costs.get(cls, prof.cost))
         agents.append(Agent(name, cls, int(cost), prof.capabilities))
     return agents
+
+
+def parameter_names(caps: Mapping[str, Capability]) -> dict[str, list[str]]:
+    """Each capability's parameter names in schema order (the actor left out)."""
+    return {name: [p.name for p in cap.parameters] for name, cap in caps.items()}
 
 
 def capabilities_affecting(caps: Iterable[Capability], predicate: str) -> list[Capability]:

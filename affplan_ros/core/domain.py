@@ -45,7 +45,7 @@ import yaml
 from .affordances import AffordanceSet, load_affordances
 from .capabilities import BUILTIN_TYPES, Agent, Capability, agents_for_scene, load_capabilities
 from .oam import OamDatabase, UnknownClassError, load_oam
-from .scene import Relation, Scene
+from .scene import Scene
 from .signature import Signature
 
 DATA_DIR = Path(__file__).resolve().parent / "data"

@@ -44,12 +44,10 @@ def fill_message(msg, values: Mapping[str, object]):
     return msg
 
 
-def message_fields(msg, names: Iterable[str] | None = None) -> dict[str, object]:
+def message_fields(msg) -> dict[str, object]:
     """The string and string-list fields of a message as a plain dict (poses left out)."""
     out: dict[str, object] = {}
     for name, type_name in msg.get_fields_and_field_types().items():
-        if names is not None and name not in names:
-            continue
         if type_name == "string" or type_name == "sequence<string>":
             value = getattr(msg, name)
             out[name] = list(value) if isinstance(value, list) else value

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 import threading
 import time
-from pathlib import Path
-
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
-from affplan_ros.core.capabilities import load_capabilities
+from affplan_ros.core.capabilities import load_capabilities, parameter_names
 from affplan_ros.core.failure import Failure, FailureCode
 from affplan_ros.core.skills import SkillMap, SkillMapError
-from affplan_ros.env import share_dir
+from affplan_ros.env import config_file
 from affplan_ros.interfaces import interface_types
 from affplan_ros.msg import PlanStep
 from affplan_ros.action import ExecutePlan
@@ -53,11 +51,9 @@ class ExecutorNode(Node):
         require(self.step_timeout > 0, "step_timeout_s must be > 0")
         require(self.server_wait >= 0, "server_wait_s must be >= 0")
 
-        path = Path(skills_file) if skills_file else share_dir() / "config" / "skills.yaml"
         try:
-            self.skill_map = SkillMap.from_file(path)
-            self.parameters = {n: [p.name for p in c.parameters]
-                               for n, c in load_capabilities(capabilities_file or None).items()}
+            self.skill_map = SkillMap.from_file(config_file("skills.yaml", skills_file))
+            self.parameters = parameter_names(load_capabilities(capabilities_file or None))
         except (OSError, SkillMapError) as exc:
             raise ValueError(f"cannot load the skill mapping or capabilities: {exc}") from exc
 

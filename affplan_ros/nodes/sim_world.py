@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import time
 from functools import partial
-from pathlib import Path
 
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
+from affplan_ros.core.capabilities import parameter_names
 from affplan_ros.core.failure import Failure, FailureCode
 from affplan_ros.core.scene_io import SceneFormatError, load_scene
 from affplan_ros.core.skills import SkillMap, SkillMapError
-from affplan_ros.env import share_dir
+from affplan_ros.env import config_file
 from affplan_ros.interfaces import interface_types
 from affplan_ros.nodes.base import declare, require, run_node
 from affplan_ros.nodes.convert import failure_to_msg, message_fields
@@ -37,13 +37,13 @@ class SimWorldNode(Node):
         skills_file = declare(self, "skills_file", "", "PDDL action -> skill action mapping (default: config/skills.yaml)")
         self.time_scale = declare(self, "time_scale", 1.0, "multiplies every skill's duration (0 = instant)")
         require(self.time_scale >= 0, "time_scale must be >= 0")
-        path = Path(scenario) if scenario else share_dir() / "config" / "scenarios" / "kitchen.txt"
+        path = config_file("scenarios/kitchen.txt", scenario)
         try:
             self.world = SimWorld(load_scene(path))
-            self.skill_map = SkillMap.from_file(Path(skills_file) if skills_file else share_dir() / "config" / "skills.yaml")
+            self.skill_map = SkillMap.from_file(config_file("skills.yaml", skills_file))
         except (OSError, SceneFormatError, SkillMapError) as exc:
             raise ValueError(f"cannot load the simulated world: {exc}") from exc
-        self.parameters = {n: [p.name for p in c.parameters] for n, c in self.world.task.capabilities.items()}
+        self.parameters = parameter_names(self.world.task.capabilities)
         types = interface_types("action")
         group = ReentrantCallbackGroup()
         self._skill_servers = [

@@ -40,10 +40,6 @@ class SimWorld:
     def holds(self, predicate: str, *args: str) -> bool:
         return (predicate, *(self.task._map(a) for a in args)) in self.state
 
-    def facts(self, include_internal: bool = False) -> list[Atom]:
-        visible = {p for p, d in self.task.predicates.items() if include_internal or not d.internal}
-        return sorted(a for a in self.state if a[0] in visible)
-
     def reset(self) -> None:
         with self._lock:
             self.state = set(self._initial)

@@ -7,7 +7,7 @@ import pytest
 from affplan_ros.core.capabilities import load_capabilities, load_original_capabilities
 from affplan_ros.core.domain import GoalVocabularyError, build_task
 from affplan_ros.core.goal import parse_goal, to_dnf
-from affplan_ros.core.planner import plan_for_goal, run_fast_downward, solve_task
+from affplan_ros.core.planner import plan_for_goal, solve_task
 from affplan_ros.core.scene_io import parse_scene_text
 from affplan_ros.core.simulate import simulate, state_to_scene
 
