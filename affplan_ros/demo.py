@@ -110,7 +110,7 @@ def run_demo(args: argparse.Namespace) -> int:
             say("plan", f"no plan: {plan.status} {plan.message}")
             return 1
         t = plan.timings
-        say("plan", f"Fast Downward ({'optimal' if plan.optimal else 'satisficing'}): {len(plan.plan)} steps, cost "
+        say("plan", f"Fast Downward ({'optimal' if plan.optimal else 'not proven optimal'}): {len(plan.plan)} steps, cost "
                     f"{plan.cost:g}; translate {t.translate_s:.2f} s, search {t.search_s:.3f} s, "
                     f"{plan.objects_used}/{plan.objects_total} objects after pruning; validated")
         for i, step in enumerate(plan.plan, 1):

@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any, Optional, Sequence
 
 DEFAULT_TIME_LIMIT = 60.0
+DATA_DIR = Path(__file__).resolve().parent / "data"
+OAM_CORRECTIONS = DATA_DIR / "oam_corrections.yaml"
 DEFAULT_ROUNDS = 10
 
 
@@ -52,6 +54,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--oam", help="OAM file(s) for every set, comma-separated (later ones override "
                                       "classes of earlier ones); default: object_affordance_mapping/data/oam/"
                                       "simulation_classes_2.json, saycan_oam.json for the SayCan families")
+    parser.add_argument("--raw-oam", action="store_true",
+                        help="use the original OAM as it is, without the project's documented corrections "
+                             "(affplan_ros/bench/data/oam_corrections.yaml; applied only when --oam is not given)")
     parser.add_argument("--mode", default="optimal", choices=["optimal", "satisficing"], help="planner search")
     parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="planner seconds per case")
     parser.add_argument("--max-rounds", type=int, default=DEFAULT_ROUNDS, help="goal self-correction bound")
@@ -102,8 +107,12 @@ def _prepare(args: argparse.Namespace) -> dict:
         sets = scenario_sets(data, args.set)
         oams: dict[str, str] = {}
         for s in sets:
-            paths = [Path(p.strip()) for p in args.oam.split(",") if p.strip()] if args.oam else \
-                [default_oam_path(s.family, data)]
+            if args.oam:
+                paths = [Path(p.strip()) for p in args.oam.split(",") if p.strip()]
+            else:
+                paths = [default_oam_path(s.family, data)]
+                if s.family == "simulation" and not getattr(args, "raw_oam", False):
+                    paths.append(OAM_CORRECTIONS)
             for p in paths:
                 if not p.is_file():
                     raise DataNotFoundError(f"OAM file {p} not found")
@@ -352,7 +361,7 @@ def run_case(case: dict) -> dict:
         r["success"] = r["minimal"] = False
     r["seconds"]["total"] = round(time.monotonic() - t0, 4)
     r["failure_kind"] = failure_kind(r["failure"])
-    r["evidence"] = DATA_NOTES.get((r["set"], r["index"]))
+    r["evidence"] = _WORKER.setdefault("notes", data_notes()).get((r["set"], r["index"]))
     return r
 
 
@@ -575,6 +584,10 @@ def summary_markdown(report: dict) -> str:
              f"{'on' if w['prune'] else 'off'}; goal loop bound {w['max_rounds']} rounds; semantic check "
              f"{'on' if w['semantic'] else 'off'}")
     L.append(f"- wall time {report['seconds']:.0f} s")
+    applied = [o for o in w.get("oams", []) if str(OAM_CORRECTIONS) in o]
+    if applied:
+        L.append(f"- OAM corrections applied on top of the original OAM (`--raw-oam` to leave them out): "
+                 + "; ".join(f"`{c}`: {e}" for c, e in oam_corrections().items()))
     L.append("- success: the plan, simulated from the scene, satisfies the scenario's desired goal (some "
              "disjunct's positive literals hold, none of its negated ones). minimal: success with cost <= "
              "min_costs (cost below min_costs is counted and listed as a data note).\n")
@@ -644,44 +657,27 @@ def summary_markdown(report: dict) -> str:
 
 
 # Evidence for cases that fail (or look odd) for a reason outside the goal pipeline, found in
-# measured runs on the original data (set, 0-based index) -> explanation with its evidence.
-_WETTEN = ("domain gap: nothing in our domain makes (wet ?x) true, so (wet ...)/(clean ...) goals are "
-           "unsolvable. AutoGPT+P wets a wet-swipe tool with an actor-less environment action `wetten` — "
-           "paper log (planning_gpt_4_on_simulation_simple_task.log, 'Wipe the counter'): `putin robot0 tissue0 "
-           "bottle0 table0; wetten tissue0 bottle0 bottle0 water0; take_out robot0 tissue0 bottle0 table0; "
-           "move ...; wet_swipe robot0 tissue0 counter0 counter0` (cost 9). Needs a `wetten` action in "
-           "capabilities/domain (not a bench issue)")
-_NAIL = ("OAM data: simulation_classes_2.json gives `nail` no `carry` affordance (`screw` has it), so "
-         "(in nailN ...)/(inhand nailN ...) fail the type check for any answer. The human-labelled "
-         "simulation_classes_ground_truth_.json has nail carry, and the paper's log plans `putin robot0 nail1 "
-         "box0`; run with --oam simulation_classes_2.json,simulation_classes_ground_truth_.json to use it")
-_FREE_TIMEOUT = ("desired goal uses AutoGPT+P's derived (free counter0); written out as (not (on o counter0)) for "
-                 "the 8 objects on the counter, optimal Fast Downward (A*/LM-cut) finds no plan within the time "
-                 "limit (paper log: cost 12). Planner speed, not the goal pipeline")
-DATA_NOTES: dict[tuple[str, int], str] = {
-    ("simple_task", 27): _WETTEN, ("simple_goal", 27): _WETTEN, ("complex_goal", 6): _WETTEN,
-    ("knowledge", 17): _WETTEN, ("implicit", 20): _WETTEN,
-    ("complex_goal", 17): _NAIL, ("complex_goal", 18): _NAIL, ("knowledge", 7): _NAIL,
-    ("simple_task", 28): _FREE_TIMEOUT, ("simple_goal", 28): _FREE_TIMEOUT,
-    ("saycan/long_horizon", 10): (
-        "data error: misplaced parentheses in the desired goal. The CSV reads (and (or (and L (or G S C) "
-        "(and G (or S C) (and S C))))) — the first (and ...) closes only at the end, so the goal demands all "
-        "four sodas (our plan: 15). min_costs 7 is the cost of two sodas (the intended (or (and L (or G S C)) "
-        "(and G (or S C)) (and S C))). The paper log shows the same desired goal"),
-    ("saycan/nl_noun", 3): ("data error: the desired goal already holds in the scene (grapefruit_soda0 is on "
-                            "counter1), so cost 0 < min_costs 4; the paper log records cost 0 as well"),
-    ("saycan/nl_noun", 4): ("data error: the desired goal already holds in the scene (7up0 is on counter2), so "
-                            "cost 0 < min_costs 3; the paper log records cost 0 as well"),
-    ("complex_goal", 29): (
-        "data: the task offers two alternatives ('all objects from the table on the counter or the other way "
-        "around') but the desired goal is only `and (free table0)`. The paper log marks GPT-4's plan that "
-        "clears the COUNTER (everything onto the table, cost 19) as 'Goal Reached: True' against this same "
-        "desired goal, i.e. its evaluator did not check (free table0) as written"),
-    ("implicit", 19): (
-        "data: min_costs 4 is the paper's plan that puts scissors0 into bowl0 ON the table (log: `putin robot0 "
-        "scissors0 bowl0 table0`, cost 4) — which the paper's own evaluation marks 'Goal Reached: False'. "
-        "Removing both objects from the table costs more (ours: 6)"),
-}
+# measured runs on the original data: data/plan_notes.yaml, (set, 0-based index) -> explanation.
+NOTES_FILE = DATA_DIR / "plan_notes.yaml"
+
+
+def data_notes() -> dict[tuple[str, int], str]:
+    import yaml
+
+    raw = yaml.safe_load(NOTES_FILE.read_text(encoding="utf-8")) or {}
+    out = {}
+    for key, text in (raw.get("cases") or {}).items():
+        name, _, index = str(key).rpartition("#")
+        out[(name, int(index))] = " ".join(str(text).split())
+    return out
+
+
+def oam_corrections() -> dict[str, str]:
+    """class -> evidence for each correction in oam_corrections.yaml."""
+    import yaml
+
+    raw = yaml.safe_load(OAM_CORRECTIONS.read_text(encoding="utf-8")) or {}
+    return {str(c): " ".join(str(t).split()) for c, t in (raw.get("evidence") or {}).items()}
 
 
 def _excused(evidence: Optional[str]) -> bool:
@@ -745,9 +741,10 @@ def rerender(src: Path, out: Optional[Path] = None) -> int:
         print(f"affplan bench plan: {path} not found", file=sys.stderr)
         return 2
     report = json.loads(path.read_text(encoding="utf-8"))
+    notes = data_notes()
     for r in report["cases"]:
         r["failure_kind"] = failure_kind(r.get("failure"))
-        r["evidence"] = DATA_NOTES.get((r["set"], r["index"]))
+        r["evidence"] = notes.get((r["set"], r["index"]))
     write_outputs(report, out or src)
     _print_table(report)
     return 0

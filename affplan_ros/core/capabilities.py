@@ -4,6 +4,10 @@ A capability is an action schema whose acting agent ``?actor`` is implicit; doma
 generation adds it as the first parameter and charges the actor's cost. Agents are
 humans or robots with a capability set and a per-action cost: the robot is cheap and the
 human expensive, so an optimal plan only asks the human when the robot cannot do it.
+
+An *environment* capability (``actor: none`` in the YAML) is something that happens by
+itself once its precondition holds (a sponge put into a bottle of water gets wet): it has no
+actor, costs nothing, and no skill carries it out; executors only expect its effect.
 """
 from __future__ import annotations
 
@@ -11,7 +15,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Mapping, Optional, Union
+from typing import Iterable, Mapping, Optional, Sequence, Union
 
 import yaml
 
@@ -38,6 +42,7 @@ class Capability:
     precondition: str  # PDDL condition over ?actor and the parameters
     effect: str        # PDDL effect
     description: str = ""
+    environment: bool = False  # no actor: happens by itself, costs nothing (see module doc)
 
     def parameter(self, name: str) -> Parameter:
         for p in self.parameters:
@@ -70,8 +75,11 @@ def _capability_from_mapping(name: str, d: Mapping) -> Capability:
             params.append(Parameter(str(p["name"]), str(p["type"])))
         else:
             params.append(Parameter(str(p[0]), str(p[1])))
+    actor = str(d.get("actor", "agent")).strip().lower()
+    if actor not in ("agent", "none"):
+        raise ValueError(f"capability {name}: actor must be 'agent' or 'none', not {actor!r}")
     return Capability(name, tuple(params), str(d["precondition"]).strip(),
-                      str(d["effect"]).strip(), str(d.get("description", "")))
+                      str(d["effect"]).strip(), str(d.get("description", "")), environment=actor == "none")
 
 
 def load_capabilities(path: Union[str, Path, None] = None) -> dict[str, Capability]:
@@ -152,6 +160,14 @@ def agents_for_scene(scene: Scene, profiles: Optional[Mapping[str, AgentProfile]
         cost = costs.get(name, costs.get(cls, prof.cost))
         agents.append(Agent(name, cls, int(cost), prof.capabilities))
     return agents
+
+
+def split_actor(cap: Capability, args: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+    """(actor, parameters) of a planner step ``(cap, *args)``; the actor is "" for an
+    environment capability, which has none."""
+    if cap.environment:
+        return "", tuple(args)
+    return (args[0] if args else ""), tuple(args[1:])
 
 
 def parameter_names(caps: Mapping[str, Capability]) -> dict[str, list[str]]:

@@ -134,6 +134,13 @@ class PlanningTask:
     split_above: int = 3
     stage_arity: int = 3
     split_min_groundings: int = 2000
+    # ... but only in tasks whose actions would ground into at least this many operators in
+    # all (estimated). Why: stage chains weaken the heuristics of the search (in the delete
+    # relaxation, stages shared by several action instances are paid once), which turned
+    # 2-second optimal searches on 16-22-object kitchen scenes into timeouts, while the
+    # translator only needs the split on big tasks (e.g. 4 s -> 1 s at 300 objects).
+    # Measured estimates: AutoGPT+P evaluation scenes (pruned) <= 35k; 300-object scenes 100k+.
+    split_min_total: int = 60000
     warnings: list[str] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)  # scene name -> pddl name
 
@@ -232,8 +239,12 @@ class PlanningTask:
     @cached_property
     def split_actions(self) -> dict[str, "SplitAction"]:
         """Capabilities written as stage chains when ``domain_pddl(split=True)``; name -> split."""
-        out = {}
+        out: dict[str, SplitAction] = {}
+        if sum(self.estimated_groundings(c) for c in self.capabilities.values()) < self.split_min_total:
+            return out
         for cap in self.capabilities.values():
+            if cap.environment:  # low arity by design; split_capability assumes an actor
+                continue
             # Splitting has a fixed price (the translator's invariant synthesis grows with
             # the schemas), so only actions that would ground into many operators are split.
             if self.estimated_groundings(cap) < self.split_min_groundings:
@@ -255,7 +266,7 @@ class PlanningTask:
 
     def estimated_groundings(self, cap) -> int:
         """Upper estimate of ``cap``'s ground actions: the product of its parameters' domains."""
-        n = self._type_counts.get("actor", 0)
+        n = 1 if cap.environment else self._type_counts.get("actor", 0)
         for p in cap.parameters:
             n *= self._type_counts.get(p.type, 0)
         return n
@@ -291,6 +302,15 @@ class PlanningTask:
         if cur is not None:
             raise ValueError(f"plan ends inside the stages of {cur[0].capability}")
         return out
+
+    def step_parts(self, action: str, args: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+        """(agent, parameters) of a capability step ``(action, *args)`` as the planner writes
+        it; the agent is "" for environment capabilities, which have no actor."""
+        from .capabilities import split_actor
+        cap = self.capabilities.get(action)
+        if cap is None:
+            raise ValueError(f"unknown action {action!r}")
+        return split_actor(cap, args)
 
     # -- unified-planning ----------------------------------------------------------------
     def up_problem(self, goal: Optional[Sequence[Sequence]] = None):
@@ -431,8 +451,9 @@ def build_task(scene: Scene, goal: Optional[Sequence[Sequence]] = None, *,
     used_affs: set[str] = set()
     actions: dict[str, str] = {}
     for cap in caps.values():
-        params = ["?actor - actor"]
-        guards = [f"({cap_prefix}{cap.name} ?actor)"]
+        # Environment capabilities have no actor and cost nothing (see capabilities.py).
+        params = [] if cap.environment else ["?actor - actor"]
+        guards = [] if cap.environment else [f"({cap_prefix}{cap.name} ?actor)"]
         for p in cap.parameters:
             builtin = p.type if p.type in ("location", "actor") else "object"
             params.append(f"?{p.name} - {builtin}")
@@ -443,7 +464,8 @@ def build_task(scene: Scene, goal: Optional[Sequence[Sequence]] = None, *,
         actions[cap.name] = (
             f"  (:action {cap.name}\n    :parameters ({' '.join(params)})\n"
             f"    :precondition (and {' '.join(guards)} {cap.precondition})\n"
-            f"    :effect (and {_strip_and(cap.effect)} (increase (total-cost) (cost ?actor))))")
+            f"    :effect (and {_strip_and(cap.effect)} "
+            f"(increase (total-cost) {0 if cap.environment else '(cost ?actor)'})))")
 
     # ---- initial state ---------------------------------------------------------------
     init: list[str] = []
@@ -514,14 +536,17 @@ def build_task(scene: Scene, goal: Optional[Sequence[Sequence]] = None, *,
         if any(f[0] == "inhand" and f[2] == a.name for f in facts if len(f) == 3):
             add("hand_occupied", a.name)
 
+    # A capability parameter may also be typed by an object class (wetten's liquid is
+    # `water`: milk would not do); the class then acts as a static type fact like an affordance.
     static_preds = [f"{aff_prefix}{a}" for a in sorted(used_affs)]
     for name in sorted(scene.objects):
-        for a in sorted(affs.get(name, ())):
+        for a in sorted(affs.get(name, frozenset()) | {scene.objects[name].class_name}):
             if a in used_affs:
                 add(f"{aff_prefix}{a}", name)
-    static_preds += [f"{cap_prefix}{c}" for c in caps]
+    agent_caps = [c for c, cap in caps.items() if not cap.environment]
+    static_preds += [f"{cap_prefix}{c}" for c in agent_caps]
     for a in agents:
-        for c in caps:
+        for c in agent_caps:
             if a.can(c):
                 add(f"{cap_prefix}{c}", a.name)
     init.append("(= (total-cost) 0)")
@@ -674,6 +699,18 @@ def split_capability(cap, *, split_above: int = 4, stage_arity: int = 3, max_sta
     groups = [_vars_of(c) for c in pres + effs] + [frozenset({p}) for p in params]
     if any(len(g) > stage_arity for g in groups) or any(not g <= set(params) for g in groups):
         return None
+    # The actor's cost is charged in the stage that applies the action's add effect, so that
+    # stage must also bind ?actor (when that fits). Why: in the delete relaxation that the
+    # planner's heuristics (LM-cut) solve, stage flags and remembered bindings are never
+    # deleted, so stages shared by several action instances are paid once. Charging the
+    # stage that makes the new fact keeps one charge per fact reached, as in the unsplit
+    # domain; charging the first stage made `pour` look almost free and A* blind (LM-cut
+    # fell from 8 to 3 on complex_goal#7, which then timed out).
+    adds = [e for e in effs if e[0] != "not"]
+    charged = next((_vars_of(e) | {"?actor"} for e in adds
+                    if len(_vars_of(e) | {"?actor"}) <= stage_arity), None)
+    if charged is not None:
+        groups.append(frozenset(charged))
 
     def eff_info(e):
         positive = e[0] != "not"
@@ -745,7 +782,8 @@ def split_capability(cap, *, split_above: int = 4, stage_arity: int = 3, max_sta
     if best is None:
         return None
     order, (pre_at, eff_at) = best
-    cost_at = next(i for i, st in enumerate(order) if "?actor" in st)
+    cost_at = next((i for i, st in enumerate(order) if charged is not None and charged <= st),
+                   next(i for i, st in enumerate(order) if "?actor" in st))
     base = re.sub(r"[^\w]", "_", cap.name)
     n = len(order)
     stage_flag = lambda i: f"sp_{base}_{i}"

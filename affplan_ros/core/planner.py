@@ -42,13 +42,41 @@ from .scene import Scene
 # Search configurations; {t} is the remaining time (Fast Downward's own limit on search).
 SEARCH_CONFIGS = {
     # A* with LM-cut: optimal for action costs; needs no axioms because disjunctive goals
-    # are compiled into zero-cost goal actions.
-    "optimal": "astar(lmcut(),max_time={t})",
-    # LAMA's first iteration (FD's lama-first alias): fast, not optimal.
-    "satisficing": ("let(hlm, eval_modify_costs(landmark_sum(lm_factory=lm_reasonable_orders_hps(lm_rhw()),"
-                    "pref=false),cost_type=one),let(hff, eval_modify_costs(ff(),cost_type=one),"
-                    "lazy_greedy([hff,hlm],preferred=[hff,hlm],cost_type=one,reopen_closed=false,max_time={t})))"),
+    # are compiled into zero-cost goal actions. Strong per state, but slow per state on
+    # tasks with thousands of operators.
+    "lmcut": "astar(lmcut(),max_time={t})",
+    # A* with the admissible landmark heuristic of BJOLP (FD's seq-opt-bjolp): weaker than
+    # LM-cut per state but far cheaper to compute.
+    "bjolp": "astar(landmark_cost_partitioning(lm_merged([lm_rhw(),lm_hm(m=1)])),max_time={t})",
+    # A* with iPDB pattern databases (FD's seq-opt-ipdb style, construction time capped).
+    "ipdb": "astar(ipdb(max_time=5),max_time={t})",
+    # LAMA's landmark + FF greedy search with costs counted (+1, as LAMA's heuristics do):
+    # fast and cost-aware (the unit-cost lama-first happily asks the human, cost 100).
+    "greedy": ("let(hlm, eval_modify_costs(landmark_sum(lm_factory=lm_reasonable_orders_hps(lm_rhw()),"
+               "pref=false),cost_type=plusone),let(hff, eval_modify_costs(ff(),cost_type=plusone),"
+               "lazy_greedy([hff,hlm],preferred=[hff,hlm],reopen_closed=false,max_time={t})))"),
+    # LAMA 2011 (FD's seq-sat-lama-2011): greedy, then weighted A* with falling weights, each
+    # plan bounding the next; it writes plan.1, plan.2, ... and is stopped by the time limit.
+    "anytime": ("let(hlm1, eval_modify_costs(landmark_sum(lm_factory=lm_reasonable_orders_hps(lm_rhw()),"
+                "pref=false),cost_type=one),let(hff1, eval_modify_costs(ff(),cost_type=one),"
+                "let(hlm2, eval_modify_costs(landmark_sum(lm_factory=lm_reasonable_orders_hps(lm_rhw()),"
+                "pref=false),cost_type=plusone),let(hff2, eval_modify_costs(ff(),cost_type=plusone),"
+                "iterated([lazy_greedy([hff1,hlm1],preferred=[hff1,hlm1],cost_type=one,reopen_closed=false),"
+                "lazy_greedy([hff2,hlm2],preferred=[hff2,hlm2],reopen_closed=false),"
+                "lazy_wastar([hff2,hlm2],preferred=[hff2,hlm2],w=5),"
+                "lazy_wastar([hff2,hlm2],preferred=[hff2,hlm2],w=3),"
+                "lazy_wastar([hff2,hlm2],preferred=[hff2,hlm2],w=2),"
+                "lazy_wastar([hff2,hlm2],preferred=[hff2,hlm2],w=1)],"
+                "repeat_last=true,continue_on_solve=true,max_time={t})))))"),
 }
+OPTIMAL_CONFIGS = ("lmcut", "bjolp", "ipdb")
+# The optimal search used by mode="optimal" (AFFPLAN_OPTIMAL_SEARCH overrides it for experiments).
+DEFAULT_OPTIMAL = "bjolp"
+# mode="optimal" gives the optimal search at most this share of the time left after
+# translation; if it runs out, the anytime search gets the rest, so there is a plan (reported
+# as not proven optimal) instead of none.
+OPTIMAL_SHARE = 0.75
+MODES = ("optimal", "satisficing")
 VALIDATORS = ("symbolic", "up", "both")
 
 
@@ -59,7 +87,12 @@ class PlanStep:
     agent: str
 
     def __str__(self) -> str:
-        return " ".join((self.action, self.agent, *self.args))
+        return " ".join((self.action, *([self.agent] if self.agent else []), *self.args))
+
+    @property
+    def pddl_args(self) -> tuple[str, ...]:
+        """The arguments as the PDDL action takes them: the agent first, if there is one."""
+        return ((self.agent,) if self.agent else ()) + tuple(self.args)
 
 
 @dataclass
@@ -143,22 +176,50 @@ def _run_group(cmd, *, cwd, timeout: float, stdin=None, env=None) -> tuple[Optio
 
 
 @dataclass
-class FDRun:
+class SearchRun:
+    """One search on the translated task."""
+    config: str                      # key of SEARCH_CONFIGS
     status: str                      # plan | unsolvable | timeout | error
-    log: str = ""
+    seconds: float = 0.0
     plan_text: Optional[str] = None
-    translate_s: Optional[float] = None
-    search_s: Optional[float] = None
-    operators: Optional[int] = None
+    cost: Optional[float] = None     # FD's plan cost (total-cost metric)
     rc: Optional[int] = None
 
 
+@dataclass
+class FDRun:
+    status: str                      # plan | unsolvable | timeout | error (of the run as a whole)
+    log: str = ""
+    plan_text: Optional[str] = None  # the cheapest plan any search found
+    translate_s: Optional[float] = None
+    search_s: Optional[float] = None  # all searches together
+    operators: Optional[int] = None
+    rc: Optional[int] = None
+    searches: list[SearchRun] = field(default_factory=list)
+    optimal: bool = False            # the plan comes from an optimal search that finished
+
+    @property
+    def best(self) -> Optional[SearchRun]:
+        found = [s for s in self.searches if s.status == "plan"]
+        return min(found, key=lambda s: (s.cost if s.cost is not None else math.inf)) if found else None
+
+
 _OPERATORS_RE = re.compile(r"Translator operators: (\d+)")
+_PLAN_FILE_COST_RE = re.compile(r"^; cost = (\d+(?:\.\d+)?)", re.M)  # FD's last line of a plan file
 
 
-def fast_downward(domain: str, problem: str, mode: str, time_limit: float,
-                  translate_options: Sequence[str] = ()) -> FDRun:
-    """Translate and search ``domain``/``problem`` (PDDL text) within ``time_limit`` seconds."""
+def fast_downward(domain: str, problem: str, searches: Sequence[str | tuple[str, float]] | str,
+                  time_limit: float, translate_options: Sequence[str] = ()) -> FDRun:
+    """Translate ``domain``/``problem`` (PDDL text) once, then run ``searches`` one after
+    another on the result, all within ``time_limit`` seconds. A search is a key of
+    SEARCH_CONFIGS, or (key, share): then it gets at most that share (0..1] of the time left
+    after translation.
+
+    Searches after one that proved the task unsolvable, or after an optimal one that found a
+    plan, are skipped. The run's status is "plan" if any search found one (``plan_text`` is
+    the cheapest); ``optimal`` says whether an optimal search finished with it."""
+    searches = [searches] if isinstance(searches, str) else list(searches)
+    searches = [(s, 1.0) if isinstance(s, str) else (s[0], float(s[1])) for s in searches]
     bindir, downward = _fd_paths()
     deadline = time.monotonic() + time_limit
     with tempfile.TemporaryDirectory(prefix="affplan_fd_") as tmp:
@@ -178,34 +239,49 @@ def fast_downward(domain: str, problem: str, mode: str, time_limit: float,
         if rc != 0 or not Path(tmp, "output.sas").exists():
             run.status = "unsolvable" if rc == 10 else "error"
             return run
-        left = deadline - time.monotonic()
-        if left <= 0:
-            run.status = "timeout"
-            return run
-        search = SEARCH_CONFIGS[mode].format(t=max(1, int(left)))
-        with open(Path(tmp, "output.sas")) as sas:
-            rc, out, wall = _run_group([str(downward), "--search", search, "--internal-plan-file", "plan"],
-                                       cwd=tmp, timeout=left + 0.5, stdin=sas)
-        run.log += out
-        run.search_s, run.rc = wall, rc
-        plan = Path(tmp, "plan")
-        if rc is None or "Time limit reached" in out:
-            run.status = "timeout"
-        elif rc == 0 and plan.exists():
-            run.status, run.plan_text = "plan", plan.read_text()
-        elif rc in (11, 12):
+        run.search_s = 0.0
+        after_translate = deadline - time.monotonic()
+        for name, share in searches:
+            left = min(share * after_translate, deadline - time.monotonic())
+            if left <= 0.05:
+                run.searches.append(SearchRun(name, "timeout"))
+                continue
+            for old in Path(tmp).glob("plan*"):
+                old.unlink()
+            search = SEARCH_CONFIGS[name].format(t=max(1, int(left)))
+            with open(Path(tmp, "output.sas")) as sas:
+                rc, out, wall = _run_group([str(downward), "--search", search, "--internal-plan-file", "plan"],
+                                           cwd=tmp, timeout=left + 0.5, stdin=sas)
+            run.log += out
+            run.search_s += wall
+            sr = SearchRun(name, "error", seconds=wall, rc=rc)
+            # An anytime search writes plan.1, plan.2, ... (each cheaper than the one before)
+            # and may be stopped by the time limit after finding some.
+            plans = sorted(Path(tmp).glob("plan*"), key=lambda f: int(f.suffix[1:]) if f.suffix[1:].isdigit() else 0)
+            if plans and (rc == 0 or name == "anytime"):
+                sr.status, sr.plan_text = "plan", plans[-1].read_text()
+                cost = _PLAN_FILE_COST_RE.search(sr.plan_text)
+                sr.cost = float(cost.group(1)) if cost else None
+            elif rc is None or "Time limit reached" in out:
+                sr.status = "timeout"
+            elif rc in (11, 12):
+                sr.status = "unsolvable"
+            run.searches.append(sr)
+            run.rc = rc
+            if sr.status == "unsolvable" or (sr.status == "plan" and name in OPTIMAL_CONFIGS):
+                break
+        best = run.best
+        if best is not None:
+            run.status, run.plan_text = "plan", best.plan_text
+            run.optimal = any(s.status == "plan" and s.config in OPTIMAL_CONFIGS for s in run.searches)
+            if run.optimal:  # the optimal plan, even if a quick search found one as cheap
+                run.plan_text = next(s.plan_text for s in run.searches
+                                     if s.status == "plan" and s.config in OPTIMAL_CONFIGS)
+        elif any(s.status == "unsolvable" for s in run.searches):
             run.status = "unsolvable"
-        else:
-            run.status = "error"
+        elif any(s.status == "timeout" for s in run.searches):
+            run.status = "timeout"
         return run
-
-
-def run_fast_downward(domain: str, problem: str, mode: str, time_limit: float) -> tuple[int, str, Optional[str], float]:
-    """Run FD on PDDL text; returns (exit code or -1 on timeout, log, plan text, wall s)."""
-    t0 = time.monotonic()
-    r = fast_downward(domain, problem, mode, time_limit)
-    rc = -1 if r.status == "timeout" else (r.rc if r.rc is not None else -1)
-    return rc, r.log, r.plan_text, time.monotonic() - t0
 
 
 def _parse_plan(text: str) -> list[tuple[str, tuple[str, ...]]]:
@@ -231,8 +307,8 @@ def solve_task(task: PlanningTask, goal: Optional[Sequence[Sequence]] = None, *,
 
     ``validate_against``: the task the plan is checked on (the full task when ``task`` is a
     pruned one); ``split``: use the split encoding of high-arity actions."""
-    if mode not in SEARCH_CONFIGS:
-        raise ValueError(f"mode must be one of {sorted(SEARCH_CONFIGS)}, not {mode!r}")
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     validator = validator or _default_validator()
     if validator not in VALIDATORS:
         raise ValueError(f"validator must be one of {VALIDATORS}, not {validator!r}")
@@ -245,9 +321,20 @@ def solve_task(task: PlanningTask, goal: Optional[Sequence[Sequence]] = None, *,
     problem = task.problem_pddl(goal, goal_flag=compile_goal, split=split)
     # The translator's invariant synthesis (mutex groups, used only to make multi-valued
     # variables) blows up on the stage-chain bookkeeping of split actions (4 s of 10 s at
-    # 25 objects); the search is as fast without it, and it does not affect correctness.
-    options = ["--invariant-generation-max-candidates", "0"] if split and task.split_actions else []
-    run = fast_downward(domain, problem, mode, time_limit, options)
+    # 25 objects) and on negated goal literals (each becomes a disjunction over the other
+    # values of its multi-valued variable: "clear the counter" took 60 s to translate, 0.5 s
+    # without). Searches are as fast without it, and it does not affect correctness.
+    negated_goal = any(l.negated for c in goal for l in c)
+    options = (["--invariant-generation-max-candidates", "0"]
+               if negated_goal or (split and task.split_actions) else [])
+    if mode == "optimal":
+        optimal = os.environ.get("AFFPLAN_OPTIMAL_SEARCH", DEFAULT_OPTIMAL)
+        if optimal not in OPTIMAL_CONFIGS:
+            raise ValueError(f"AFFPLAN_OPTIMAL_SEARCH must be one of {OPTIMAL_CONFIGS}, not {optimal!r}")
+        searches = [(optimal, OPTIMAL_SHARE), "anytime"]
+    else:
+        searches = ["greedy"]
+    run = fast_downward(domain, problem, searches, time_limit, options)
     res = PlanResult(status="error", log=run.log, objects_total=len(task.object_types),
                      objects_used=len(task.object_types), operators=run.operators)
     res.timings.translate_s, res.timings.search_s = run.translate_s, run.search_s
@@ -266,11 +353,17 @@ def solve_task(task: PlanningTask, goal: Optional[Sequence[Sequence]] = None, *,
         except ValueError as exc:
             res.status, res.message = "invalid", f"malformed split plan: {exc}"
         else:
-            res.plan = [PlanStep(a, args[1:], args[0]) for a, args in steps]
-            res.optimal = mode == "optimal"
+            res.plan = []
+            for a, args in steps:
+                agent, params = task.step_parts(a, args)
+                res.plan.append(PlanStep(a, params, agent))
+            res.optimal = run.optimal
             ok, cost, msg = validate(validate_against or task, goal, steps, validator)
             res.status = "solved" if ok else "invalid"
             res.cost, res.message = cost, msg
+            if ok and mode == "optimal" and not run.optimal:
+                res.message = (f"the optimal search found no plan within {time_limit:.0f} s; this plan "
+                               f"comes from the anytime (LAMA) search and may cost more than the optimum")
         res.timings.validate_s = time.monotonic() - tv
     res.timings.total_s = time.monotonic() - t0
     return res

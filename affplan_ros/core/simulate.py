@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Sequence
 
+from .capabilities import split_actor
 from .goal import parse_sexprs
 from .domain import PlanningTask
 from .scene import Relation, Scene
@@ -77,11 +78,14 @@ def apply_step(task: PlanningTask, state: set[Atom], action: str, agent: str,
         raise SimulationError(f"unknown action {action!r}")
     if len(args) != len(cap.parameters):
         raise SimulationError(f"{action} takes {len(cap.parameters)} arguments, got {len(args)}")
-    binding = {"?actor": agent, **{f"?{p.name}": a for p, a in zip(cap.parameters, args)}}
+    binding = {f"?{p.name}": a for p, a in zip(cap.parameters, args)}
+    if not cap.environment:
+        binding["?actor"] = agent
     if check:
         (pre,) = parse_sexprs(cap.precondition)
         if not holds(substitute(pre, binding), state):
-            raise SimulationError(f"precondition of ({action} {agent} {' '.join(args)}) is false")
+            raise SimulationError(f"precondition of ({' '.join([action, *([agent] if agent else []), *args])}) "
+                                  f"is false")
     (eff,) = parse_sexprs(cap.effect)
     adds, dels = set(), set()
     _apply(substitute(eff, binding), state, adds, dels)
@@ -133,7 +137,7 @@ def full_condition(cap) -> tuple:
     (the actor's capability, each parameter's affordance), and the parsed effect."""
     from .domain import PDDL_CONFIG
     aff, can = PDDL_CONFIG["affordance_prefix"], PDDL_CONFIG["capability_prefix"]
-    guards = [f"({can}{cap.name} ?actor)"]
+    guards = [] if cap.environment else [f"({can}{cap.name} ?actor)"]
     guards += [f"({aff}{p.type} ?{p.name})" for p in cap.parameters
                if p.type not in ("object", "location", "actor")]
     (pre,) = parse_sexprs(f"(and {' '.join(guards)} {cap.precondition})")
@@ -174,22 +178,26 @@ def validate_plan(task: PlanningTask, goal: Sequence[Sequence],
         cap = task.capabilities.get(action)
         if cap is None:
             return False, None, f"plan rejected by the validator: {text}: unknown action"
-        if len(args) != len(cap.parameters) + 1:
+        if len(args) != len(cap.parameters) + (0 if cap.environment else 1):
             return False, None, f"plan rejected by the validator: {text}: wrong number of arguments"
-        actor, rest = args[0], tuple(args[1:])
-        if not _is_a(task, actor, "actor"):
+        actor, rest = split_actor(cap, args)
+        if not cap.environment and not _is_a(task, actor, "actor"):
             return False, None, f"plan rejected by the validator: {text}: {actor} is not an actor"
         for p, a in zip(cap.parameters, rest):
             builtin = p.type if p.type in ("location", "actor") else "object"
             if not _is_a(task, a, builtin):
                 return False, None, f"plan rejected by the validator: {text}: {a} is not a {builtin}"
         pre, eff = full_condition(cap)
-        binding = {"?actor": actor, **{f"?{p.name}": a for p, a in zip(cap.parameters, rest)}}
+        binding = {f"?{p.name}": a for p, a in zip(cap.parameters, rest)}
+        if not cap.environment:
+            binding["?actor"] = actor
         if not holds(substitute(pre, binding), state):
             return False, None, f"plan rejected by the validator: {text}: precondition is false"
         adds, dels = set(), set()
         _apply(substitute(eff, binding), state, adds, dels)
         state = (state - dels) | adds
+        if cap.environment:
+            continue  # happens by itself: no actor, no cost
         if actor not in costs:
             return False, None, f"plan rejected by the validator: {text}: {actor} has no cost"
         cost += costs[actor]

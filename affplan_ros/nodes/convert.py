@@ -12,7 +12,7 @@ def step_to_msg(index: int, action: str, args: Iterable[str], agent: str, cost: 
 
 
 def step_text(step: PlanStep) -> str:
-    return f"{step.action}({', '.join([step.agent, *step.arguments])})"
+    return f"{step.action}({', '.join([*([step.agent] if step.agent else []), *step.arguments])})"
 
 
 def plan_to_msg(steps: Iterable, goal: str = "", cost: float = 0.0, planner: str = "", partial: bool = False) -> Plan:

@@ -53,7 +53,10 @@ class ExecutorNode(Node):
 
         try:
             self.skill_map = SkillMap.from_file(config_file("skills.yaml", skills_file))
-            self.parameters = parameter_names(load_capabilities(capabilities_file or None))
+            capabilities = load_capabilities(capabilities_file or None)
+            self.parameters = parameter_names(capabilities)
+            # Environment capabilities (e.g. wetten) happen by themselves: no skill runs them.
+            self.environment = {name for name, cap in capabilities.items() if cap.environment}
         except (OSError, SkillMapError) as exc:
             raise ValueError(f"cannot load the skill mapping or capabilities: {exc}") from exc
 
@@ -88,6 +91,13 @@ class ExecutorNode(Node):
         result = ExecutePlan.Result()
         for i, step in enumerate(plan.steps):
             self._feedback(goal_handle, i, step, "running", f"step {i + 1}/{len(plan.steps)}: {step_text(step)}")
+            if step.action in self.environment:
+                # Nothing to command: the world brings the effect about (the next step's
+                # preconditions will say if it did not).
+                result.executed.append(step)
+                result.steps_done += 1
+                self._feedback(goal_handle, i, step, "succeeded", f"happens by itself: {step_text(step)}")
+                continue
             failure = self._run_step(goal_handle, step, timeout)
             if failure is None:
                 result.executed.append(step)

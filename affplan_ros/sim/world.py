@@ -58,10 +58,37 @@ class SimWorld:
                 if problem is None:
                     self.state = apply_step(self.task, self.state, action, self.task._map(agent),
                                             tuple(self.task._map(a) for a in args), check=False)
+                    self._settle()
                     return Outcome(True, action)
                 explanations.append((text, problem))
             text, problem = explanations[0]
             return Outcome(False, failure=self._failure(text, problem))
+
+    def _settle(self) -> None:
+        """Let the environment capabilities happen (a sponge lying in water gets wet), until
+        none changes the state. Bounded: each ground event can only add facts once."""
+        events = [cap for cap in self.task.capabilities.values() if cap.environment]
+        for _ in range(1 + sum(len(self._groundings(cap)) for cap in events)):
+            before = self.state
+            for cap in events:
+                for args in self._groundings(cap):
+                    binding = {f"?{p.name}": a for p, a in zip(cap.parameters, args)}
+                    if holds(substitute(self._preconditions[cap.name], binding), self.state):
+                        self.state = apply_step(self.task, self.state, cap.name, "", args, check=False)
+            if self.state == before:
+                return
+
+    def _groundings(self, cap) -> list[tuple[str, ...]]:
+        """Argument tuples of ``cap`` over the objects with each parameter's affordance."""
+        from itertools import product
+        aff = PDDL_CONFIG["affordance_prefix"]
+        domains = []
+        for p in cap.parameters:
+            if p.type in ("object", "location", "actor"):
+                domains.append(sorted(self.task.object_types))
+            else:
+                domains.append(sorted(a[1] for a in self.state if a[0] == f"{aff}{p.type}"))
+        return list(product(*domains))
 
     def _check(self, action: str, agent: str, args: Sequence[str]):
         cap = self.task.capabilities.get(action)

@@ -38,7 +38,7 @@ def test_high_arity_capabilities_split_into_low_arity_stages():
 def test_split_and_unsplit_give_the_same_optimal_cost(kitchen, text):
     g = goal(text)
     task = build_task(kitchen, g)
-    task.split_min_groundings = 0  # split everything that can be split
+    task.split_min_groundings = task.split_min_total = 0  # split everything that can be split
     assert task.split_actions
     split = solve_task(task, split=True, time_limit=60)
     plain = solve_task(task, split=False, time_limit=60)
@@ -50,7 +50,7 @@ def test_split_and_unsplit_give_the_same_optimal_cost(kitchen, text):
 
 def test_merge_stages_rejects_broken_chains(kitchen):
     task = build_task(kitchen)
-    task.split_min_groundings = 0
+    task.split_min_groundings = task.split_min_total = 0
     sp = task.split_actions["pour"]
     args = {v: f"x{i}" for i, v in enumerate(sp.params)}
     chain = [(st.name, tuple(args[v] for v in st.params)) for st in sp.stages]

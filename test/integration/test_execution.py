@@ -77,6 +77,23 @@ def test_plan_runs_step_by_step_with_feedback(sim_world, executor):
     assert succeeded == [0, 1, 2, 3, 4]
 
 
+def test_environment_steps_are_left_to_the_world(sim_world, executor):
+    from action_msgs.msg import GoalStatus
+
+    # "wipe the counter": the sponge gets wet in the bucket of water by itself (wetten has no
+    # agent and no skill); the executor only reports it, and wet_swipe then finds it wet.
+    wipe = [("grasp", "robot0", ["sponge0", "counter0", "counter0"]),
+            ("putin", "robot0", ["sponge0", "bucket0", "counter0"]),
+            ("wetten", "", ["sponge0", "bucket0", "water0"]),
+            ("take_out", "robot0", ["sponge0", "bucket0", "counter0"]),
+            ("wet_swipe", "robot0", ["sponge0", "counter0", "counter0"])]
+    status, result, feedback = run_plan(make_plan(wipe))
+    assert status == GoalStatus.STATUS_SUCCEEDED, result.message
+    assert result.steps_done == 5
+    assert any(f.current_step == 2 and "happens by itself: wetten(sponge0, bucket0, water0)" in f.message
+               for f in feedback)
+
+
 def test_false_precondition_fails_with_what_why_suggestion(sim_world, executor):
     from action_msgs.msg import GoalStatus
 
