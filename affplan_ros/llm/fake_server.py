@@ -137,6 +137,9 @@ class _Server(ThreadingHTTPServer):
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
     protocol_version = "HTTP/1.1"
+    # Headers and body go out in separate writes; with Nagle's algorithm on, the client's
+    # delayed ACK held every answer on a kept-alive connection ~40 ms (50 ms -> 6 ms per call).
+    disable_nagle_algorithm = True
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - keep test output clean
         pass

@@ -2,7 +2,9 @@
 
 Everything here only *reads* text; nothing the LLM writes is executed (design rule).
 Goal extraction lives in :mod:`affplan_ros.core.goal` (the checks need it without
-the LLM layer) and is re-exported here for callers that only see ``llm``.
+the LLM layer), the parsing of tool choices and of Suggest Alternative answers in
+``core.tool_selection`` and ``core.alternatives`` (the loop validates them against its
+memory); all are re-exported here for callers that only see ``llm``.
 """
 from __future__ import annotations
 
@@ -10,15 +12,21 @@ import json
 import re
 from typing import Any, Iterable, Sequence
 
+from ..core.alternatives import parse_affordance_list, parse_object_answer  # re-exported
 from ..core.goal import GoalError, extract_goal_text, parse_goal  # re-exported
+from ..core.tool_selection import ToolAnswerError, parse_tool_answer  # re-exported
 
 __all__ = [
     "GoalError",
+    "ToolAnswerError",
     "extract_code_blocks",
     "extract_goal_text",
     "extract_json",
     "parse_choice",
+    "parse_affordance_list",
     "parse_goal",
+    "parse_object_answer",
+    "parse_tool_answer",
     "strip_code_fences",
 ]
 

@@ -1,0 +1,33 @@
+"""Wiring of the AutoGPT+P loop with this package's prompts: one place that builds it."""
+from __future__ import annotations
+
+from typing import Optional
+
+from ..core.alternatives import AlternativeMethod, AlternativeSuggester
+from ..core.goal_loop import ChatModel, GoalLoop
+from ..core.task_planning import TaskPlanner
+from ..core.tool_selection import ConfirmAlternative, ToolSelectionLoop
+from .prompting import GoalPromptBuilder
+from .tool_prompting import AlternativePromptBuilder, ToolPromptBuilder
+
+
+def make_alternative_suggester(llm: ChatModel, oam, *, method: str = "affordance",
+                               max_corrections: int = 3) -> AlternativeSuggester:
+    from ..core.affordances import load_affordances
+
+    return AlternativeSuggester(llm, AlternativePromptBuilder(), oam, load_affordances(),
+                                AlternativeMethod(method), max_corrections)
+
+
+def make_tool_loop(llm: ChatModel, executor, *, oam=None, semantic=None, confirm: Optional[ConfirmAlternative] = None,
+                   method: str = "affordance", max_rounds: int = 10, goal_rounds: int = 10,
+                   plan_time_limit: float = 30.0, max_seconds: Optional[float] = None,
+                   agents=None, confirm_timeout_s: float = 120.0) -> ToolSelectionLoop:
+    """A :class:`ToolSelectionLoop` whose tool choice, goals and alternatives all come from
+    ``llm``; ``semantic``: a ``SemanticChecker`` (None: syntax and type checks only)."""
+    goal_loop = GoalLoop(llm, GoalPromptBuilder(), semantic, max_rounds=goal_rounds)
+    planner = TaskPlanner(goal_loop, oam=oam, agents=agents, time_limit=plan_time_limit)
+    return ToolSelectionLoop(llm, ToolPromptBuilder(), planner, executor,
+                             alternatives=make_alternative_suggester(llm, oam, method=method),
+                             confirm=confirm, confirm_timeout_s=confirm_timeout_s, oam=oam,
+                             max_rounds=max_rounds, max_seconds=max_seconds)
