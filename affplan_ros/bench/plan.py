@@ -298,39 +298,24 @@ def _oam(spec: str):
 
 def run_cases(cases: Sequence[dict], worker_cfg: dict, jobs: int = 1, progress: bool = False) -> list[dict]:
     """Every case through :func:`run_case`; in ``jobs`` processes when > 1. Order is kept."""
-    results: list[Optional[dict]] = [None] * len(cases)
+    from .parallel import run_parallel
 
-    def note(i: int, r: dict) -> None:
-        results[i] = r
+    done = [0]
+
+    def note(_i: int, r: dict) -> None:
+        done[0] += 1
         if progress:
             flag = "ok " if r["success"] else "FAIL"
-            done = sum(x is not None for x in results)
-            print(f"[{done:3d}/{len(cases)}] {flag} {r['set']}#{r['index']} {r['task'][:60]!r} "
+            print(f"[{done[0]:3d}/{len(cases)}] {flag} {r['set']}#{r['index']} {r['task'][:60]!r} "
                   f"{r.get('failure') or ''}"[:200], flush=True)
 
-    if jobs <= 1 or len(cases) <= 1:
-        _init_worker(worker_cfg)
-        for i, c in enumerate(cases):
-            note(i, run_case(c))
-        return results  # type: ignore[return-value]
+    def crashed(case: dict, exc: Exception) -> dict:
+        r = _empty_result(case)
+        r.update(error=f"worker failed: {type(exc).__name__}: {exc}", failure=f"error: worker failed: {exc}")
+        return r
 
-    import concurrent.futures as cf
-    import multiprocessing as mp
-
-    ctx = mp.get_context("spawn")  # pyswip/FD state must not be forked mid-use
-    with cf.ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_init_worker,
-                                initargs=(worker_cfg,)) as pool:
-        futs = {pool.submit(run_case, c): i for i, c in enumerate(cases)}
-        for fut in cf.as_completed(futs):
-            i = futs[fut]
-            try:
-                r = fut.result()
-            except Exception as exc:  # noqa: BLE001 - a dead worker must not end the run
-                r = _empty_result(cases[i])
-                r.update(error=f"worker failed: {type(exc).__name__}: {exc}",
-                         failure=f"error: worker failed: {exc}")
-            note(i, r)
-    return results  # type: ignore[return-value]
+    return run_parallel(cases, run_case, jobs=jobs, init=_init_worker, init_arg=worker_cfg,
+                        on_result=note, on_crash=crashed)
 
 
 def _empty_result(case: dict) -> dict:
