@@ -62,7 +62,7 @@ class DetectorConfig:
     kind: str = "auto"                    # auto | yolo | yolo_world | yoloe
     confidence: float = 0.25              # global minimum confidence
     iou: float = 0.5                      # NMS IoU threshold
-    imgsz: int = 640                      # inference size (pixels, longest side)
+    imgsz: int = 0                        # inference size in pixels; 0 = the size the model was trained at
     max_detections: int = 100
     device: str = "cpu"
     allow_download: bool = False          # let ultralytics fetch a model NAME (online robots only)
@@ -80,8 +80,8 @@ class DetectorConfig:
         for cls, value in self.class_confidence.items():
             if not 0.0 <= float(value) <= 1.0:
                 raise DetectorError(f"class_confidence[{cls!r}] must be in [0, 1], got {value}")
-        if self.imgsz < 32 or self.imgsz % 32:
-            raise DetectorError(f"detector imgsz must be a multiple of 32 and >= 32, got {self.imgsz}")
+        if self.imgsz != 0 and (self.imgsz < 32 or self.imgsz % 32):
+            raise DetectorError(f"detector imgsz must be 0 (the model's own) or a multiple of 32, got {self.imgsz}")
         if self.max_detections < 1:
             raise DetectorError(f"max_detections must be >= 1, got {self.max_detections}")
         self.synonyms = {normalize_label(k): normalize_label(v) for k, v in self.synonyms.items()}
@@ -153,13 +153,14 @@ class Detector:
     def __init__(self, config: DetectorConfig, search: Sequence[Path] = ()):
         self.config = config
         self.kind = config.kind
+        self.imgsz = config.imgsz
         self.load_seconds = 0.0
         self._lock = threading.Lock()  # one inference at a time: torch on 2 cores gains nothing from two
         t0 = time.monotonic()
         self._model = self._load(search)
         # The first predict sets ultralytics up (layer fusion, predictor): seconds on a CPU. Pay
         # it while loading, not on the first camera frame.
-        self.detect(np.zeros((config.imgsz, config.imgsz, 3), np.uint8))
+        self.detect(np.zeros((self.imgsz, self.imgsz, 3), np.uint8))
         self.load_seconds = time.monotonic() - t0
 
     # -- loading -------------------------------------------------------------------------
@@ -168,7 +169,10 @@ class Detector:
         if not cfg.model:
             raise DetectorError("no detector model configured: set `model` to the path of a YOLO weight file")
         path = resolve_model_path(cfg.model, search)
-        if path is None and not cfg.allow_download:
+        # An architecture YAML (e.g. yolo11n.yaml) ships with ultralytics: an untrained model of
+        # that size, built without a download (benchmarks time real-size models with it).
+        architecture = path is None and cfg.model.endswith((".yaml", ".yml"))
+        if path is None and not (cfg.allow_download or architecture):
             raise DetectorError(
                 f"detector model file {cfg.model!r} does not exist"
                 + (f" (also looked in {', '.join(str(s) for s in search)})" if search else "")
@@ -196,6 +200,9 @@ class Detector:
         if kind == "auto":
             kind = {"YOLOWorld": "yolo_world", "YOLOE": "yoloe"}.get(type(model).__name__, "yolo")
         self.kind = kind
+        if not self.imgsz:  # a model detects best at the scale it was trained at
+            trained = (getattr(model, "ckpt", None) or {}).get("train_args", {}).get("imgsz")
+            self.imgsz = int(trained) if isinstance(trained, int) and trained >= 32 else 640
         if kind in OPEN_VOCABULARY_KINDS:
             self._set_vocabulary(model, kind)
         elif not self._names(model):
@@ -240,7 +247,7 @@ class Detector:
         floor = min([cfg.confidence, *cfg.class_confidence.values()])  # per-class thresholds may be lower
         with self._lock:
             try:
-                results = self._model.predict(image_bgr, conf=floor, iou=cfg.iou, imgsz=cfg.imgsz,
+                results = self._model.predict(image_bgr, conf=floor, iou=cfg.iou, imgsz=self.imgsz,
                                               max_det=cfg.max_detections, device=cfg.device, verbose=False)
             except Exception as exc:
                 raise DetectorError(f"inference failed: {_short(exc)}") from exc

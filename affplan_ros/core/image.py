@@ -68,14 +68,11 @@ def to_array(img: ImageFields, allowed: tuple[str, ...] = tuple(ENCODINGS)) -> n
 
 def to_bgr(img: ImageFields) -> np.ndarray:
     """A colour image as contiguous BGR uint8 (h, w, 3), what OpenCV and ultralytics expect."""
-    import cv2
-
     arr = to_array(img, COLOR_ENCODINGS)
-    conversions = {"rgb8": cv2.COLOR_RGB2BGR, "rgba8": cv2.COLOR_RGBA2BGR, "bgra8": cv2.COLOR_BGRA2BGR,
-                   "mono8": cv2.COLOR_GRAY2BGR}
-    if img.encoding == "bgr8":
-        return arr
-    return cv2.cvtColor(arr, conversions[img.encoding])
+    if img.encoding == "mono8":
+        return np.repeat(arr[:, :, None], 3, axis=2)
+    bgr = {"bgr8": arr, "bgra8": arr[:, :, :3], "rgb8": arr[:, :, ::-1], "rgba8": arr[:, :, 2::-1]}[img.encoding]
+    return np.ascontiguousarray(bgr)
 
 
 def to_depth_m(img: ImageFields) -> np.ndarray:

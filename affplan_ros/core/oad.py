@@ -144,7 +144,9 @@ def with_positions(objects: Sequence[PerceivedObject], depth_m: Optional[np.ndar
     fx, fy, cx, cy = intrinsics
     out = []
     for o in objects:
-        z = box_depth(depth_m, o.box)
+        # The nearest surfaces in the box, not its centre: a table's box is mostly the wall
+        # seen between its legs.
+        z = box_depth(depth_m, o.box, shrink=0.05, percentile=10)
         if z is None:
             out.append(o)
             continue
@@ -153,8 +155,9 @@ def with_positions(objects: Sequence[PerceivedObject], depth_m: Optional[np.ndar
     return out
 
 
-def box_depth(depth_m: np.ndarray, box: Box, shrink: float = 0.25) -> Optional[float]:
-    """Median valid depth in the central part of ``box`` (edges often show the background)."""
+def box_depth(depth_m: np.ndarray, box: Box, shrink: float = 0.25, percentile: float = 50) -> Optional[float]:
+    """A percentile (default: the median) of the valid depths in ``box`` shrunk by ``shrink`` of its
+    size on each side (edges often show the background)."""
     h, w = depth_m.shape[:2]
     x1, y1, x2, y2 = box
     dx, dy = (x2 - x1) * shrink, (y2 - y1) * shrink
@@ -162,7 +165,7 @@ def box_depth(depth_m: np.ndarray, box: Box, shrink: float = 0.25) -> Optional[f
     ya, yb = int(np.clip(y1 + dy, 0, h - 1)), int(np.clip(y2 - dy, 1, h))
     patch = depth_m[ya:max(yb, ya + 1), xa:max(xb, xa + 1)]
     valid = patch[np.isfinite(patch)]
-    return float(np.median(valid)) if valid.size else None
+    return float(np.percentile(valid, percentile)) if valid.size else None
 
 
 # -- annotated image for RViz ---------------------------------------------------------------
