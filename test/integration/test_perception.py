@@ -215,8 +215,10 @@ def test_generate_oam_service_asks_the_llm_caches_and_rejects_non_answers(tmp_pa
                      llm_api_key_env="none", affordances_file=str(defs), oam_cache_file=str(cache))
         try:
             with isolated_node("client") as (node, executor):
+                # Generous: the node imports the openai client on the first request (seconds, more
+                # when other jobs load the machine).
                 reply = call(node, executor, GenerateOam, "generate_oam",
-                             GenerateOam.Request(classes=["Ladle", "cup"], strategy="logic"))
+                             GenerateOam.Request(classes=["Ladle", "cup"], strategy="logic"), timeout=120.0)
                 assert reply.success, reply.message
                 mapping = {m.class_name: m for m in reply.mappings}
                 assert mapping["cup"].strategy == "file" and "drink" in mapping["cup"].affordances
