@@ -128,16 +128,12 @@ def _prepare(args: argparse.Namespace) -> dict:
     if llm == "oracle":
         kind, label = "oracle", "oracle (desired goal as the answer)"
     elif llm == "endpoint":
-        from ..llm.config import config_from_env
+        from ..llm.config import MissingAPIKeyError, NoEndpointError, require_endpoint
 
-        conf = config_from_env()
-        if conf is None:
-            raise BenchSetupError("--llm endpoint: no LLM endpoint is configured; set AFFPLAN_LLM_BASE_URL "
-                                  "(and AFFPLAN_LLM_MODEL, AFFPLAN_LLM_API_KEY_ENV)")
         try:
-            conf.api_key()
-        except Exception as exc:  # MissingAPIKeyError: a clear message before any case runs
-            raise BenchSetupError(str(exc)) from exc
+            conf = require_endpoint()
+        except (NoEndpointError, MissingAPIKeyError) as exc:  # a clear message before any case runs
+            raise BenchSetupError(f"--llm endpoint: {exc}") from exc
         kind, label, endpoint = "endpoint", f"endpoint {conf.base_url} model {conf.model}", conf.to_dict()
     elif llm.startswith("replay:"):
         src = llm[len("replay:"):].strip()

@@ -85,3 +85,17 @@ def config_from_env(environ: Mapping[str, str] | None = None) -> LLMConfig | Non
         return None
     return LLMConfig(base_url=base_url, model=env.get(ENV_MODEL, "").strip() or LLMConfig.model,
                      api_key_env=env.get(ENV_KEY_NAME, "OPENAI_API_KEY").strip())
+
+
+class NoEndpointError(RuntimeError):
+    """No LLM endpoint is configured in the environment."""
+
+
+def require_endpoint(environ: Mapping[str, str] | None = None) -> LLMConfig:
+    """The configured endpoint, its key present: checked before a command asks anything."""
+    conf = config_from_env(environ)
+    if conf is None:
+        raise NoEndpointError(f"no LLM endpoint is configured; set {ENV_BASE_URL} (and {ENV_MODEL}, "
+                              f"{ENV_KEY_NAME} naming the variable that holds the key)")
+    conf.api_key(environ)  # MissingAPIKeyError names the variable, never a value
+    return conf
