@@ -93,8 +93,9 @@ def test_drawn_frames_become_objects_with_affordances_and_relations():
     from affplan_ros.srv import Observe
 
     oam = load_oam()
+    # observe_timeout_s: Observe waits for the next processed frame; generous for a loaded machine.
     proc = start(depth_topic="camera/depth", camera_info_topic="camera/camera_info",
-                 location="table0", max_rate_hz=5.0)
+                 location="table0", max_rate_hz=5.0, observe_timeout_s=30.0)
     try:
         with isolated_node("camera") as (node, executor):
             seen, annotated = [], []
