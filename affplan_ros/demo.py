@@ -44,9 +44,9 @@ def run_demo(args: argparse.Namespace) -> int:
     from affplan_ros.core.scene_io import load_scene
     from affplan_ros.core.semantic_check import SemanticChecker
     from affplan_ros.launcher import NodeProcess, node_argv
-    from affplan_ros.llm import ChatClient, GoalPromptBuilder, LLMConfig
-    from affplan_ros.llm.config import config_from_env
-    from affplan_ros.llm.fake_server import FakeChatServer
+    from affplan_ros.core.oam import load_oam
+    from affplan_ros.llm import GoalPromptBuilder
+    from affplan_ros.llm.backends import make_backend
 
     say = Transcript()
     config, config_path = _load_demo_config()
@@ -55,33 +55,21 @@ def run_demo(args: argparse.Namespace) -> int:
     scene = load_scene(scenario)
     planning_task = build_task(scene)
 
-    endpoint = config_from_env()
-    fake = None
-    if endpoint is None:
-        if args.task and args.task != config["task"]:
-            print(f"affplan demo: no LLM endpoint is configured, and the scripted backend only knows the sample "
-                  f"task {config['task']!r}; {BACKEND_HELP}.")
-            return 2
-        fake = FakeChatServer(list(config["scripted_answers"]), model="scripted-demo")
-        fake.start()
-        endpoint = LLMConfig(base_url=fake.base_url, model="scripted-demo", api_key_env="", max_retries=0)
-        backend = (f"SCRIPTED language backend (no LLM endpoint configured): replays {config_path.name} "
-                   "through a local chat-completions server and the real openai client")
-    else:
-        backend = f"LLM endpoint {endpoint.base_url}, model {endpoint.model}"
-
+    # One factory picks the language backend (issue 8): the offline instruction interpreter when
+    # no endpoint is configured, else the endpoint (with the interpreter as fast path).
+    oam = load_oam()
+    backend = make_backend(oam=oam)
     # The demo's nodes get a DDS domain of their own so they never meet a running suite.
     domain = str(random.randint(102, 199) if "ROS_DOMAIN_ID" not in os.environ else os.environ["ROS_DOMAIN_ID"])
     os.environ["ROS_DOMAIN_ID"] = domain
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     namespace = "/affplan"
     processes: list = []
-    client = None
     try:
         say("scene", f"{scenario.name}: {len(scene.objects)} objects, {len(scene.relations)} relations, "
                      f"locations {', '.join(sorted(scene.locations))}")
-        say("llm", backend)
-        if fake is not None:
+        say("llm", backend.label)
+        if backend.kind == "offline":
             say.more(BACKEND_HELP)
         started = time.monotonic()
         time_scale = config.get("time_scale", 1.0)
@@ -92,18 +80,25 @@ def run_demo(args: argparse.Namespace) -> int:
                      f"(separate processes, ROS_DOMAIN_ID={domain})")
 
         say("task", repr(task_text))
-        client = ChatClient(endpoint)
-        loop = GoalLoop(client, GoalPromptBuilder(), SemanticChecker(), max_rounds=config.get("max_rounds", 5))
+        loop = GoalLoop(backend.model, GoalPromptBuilder(), SemanticChecker(), max_rounds=config.get("max_rounds", 5))
         scene_text = "\n".join(f"({r.predicate} {' '.join(r.args)})" for r in scene.relations)
-        result = loop.run(GoalRequest(task=task_text, signature=planning_task.signature, scene_text=scene_text))
+        result = loop.run(GoalRequest(task=task_text, signature=planning_task.signature, scene_text=scene_text,
+                                      scene=scene, names=dict(planning_task.names)))
         for fb in result.feedback:
             say("goal", f"round {fb.round}: answer {fb.answer.strip()!r}")
             say.more(f"rejected ({fb.stage}): {fb.message.strip()}")
             say.more("-> fed back to the language backend")
+        if result.stop_reason is StopReason.DECLINED:
+            say("goal", f"the {', '.join(dict.fromkeys(result.answered_by)) or 'language'} backend declined: "
+                        f"{result.error}")
+            say.more("nothing was planned or executed; " + BACKEND_HELP + " for requests it does not understand")
+            return 2
         if result.stop_reason is not StopReason.ACCEPTED:
             say("goal", f"no goal accepted: {result.stop_reason.value} {result.error or ''}")
             return 1
-        say("goal", f"round {result.rounds}: accepted {result.goal_text}  (syntax, types and Prolog semantics ok)")
+        answered = ", ".join(dict.fromkeys(b for b in result.answered_by if b)) or "language backend"
+        say("goal", f"round {result.rounds}: accepted {result.goal_text}  (answered by: {answered}; syntax, "
+                    f"types and Prolog semantics ok)")
 
         plan = plan_for_goal(scene, result.dnf)
         if not plan.solved:
@@ -118,16 +113,13 @@ def run_demo(args: argparse.Namespace) -> int:
 
         ok, message = _execute(plan, result.goal_text, namespace, say)
         say("result", ("SUCCESS: " if ok else "FAILED: ") + message)
-        say.more(f"language backend: {result.rounds} call(s), {result.prompt_tokens} prompt + "
+        say.more(f"language backend ({answered}): {result.rounds} call(s), {result.prompt_tokens} prompt + "
                  f"{result.completion_tokens} completion tokens")
         return 0 if ok else 1
     finally:
-        if client is not None:
-            client.close()
+        backend.close()
         for proc in reversed(processes):
             proc.stop()
-        if fake is not None:
-            fake.stop()
 
 
 def _execute(plan, goal_text: str, namespace: str, say: Transcript) -> tuple[bool, str]:

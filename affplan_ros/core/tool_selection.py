@@ -27,7 +27,7 @@ from typing import Callable, Optional, Protocol
 
 from .alternatives import AlternativeSuggester
 from .execution import Executor, call_bounded
-from .goal_loop import ChatModel, ChatModelError, Message
+from .goal_loop import ChatModel, ChatModelError, Declined, Message, ask
 from .memory import Memory, PlanRecord
 from .task_planning import TaskPlanner
 
@@ -56,6 +56,7 @@ class StopReason(str, Enum):
     TIME_LIMIT = "time_limit"
     LLM_ERROR = "llm_error"
     INVALID_TASK = "invalid_task"      # rejected before any LLM call
+    DECLINED = "declined"              # the backend said it is not sure (offline interpreter)
 
 
 @dataclass(frozen=True)
@@ -147,6 +148,7 @@ class ToolPromptView:
     memory_text: str
     previous_requests: tuple[str, ...] = ()
     last_result: str = ""
+    memory: object = None        # the Memory itself, for backends that read it (offline, grammars)
 
 
 class ToolPrompter(Protocol):
@@ -180,6 +182,7 @@ class RoundRecord:
     completion_tokens: int = 0
     llm_seconds: float = 0.0
     seconds: float = 0.0
+    answered_by: list[str] = field(default_factory=list)  # backend of each answer in this round
 
     def add_llm(self, calls: int, prompt: int, completion: int, seconds: float) -> None:
         self.llm_calls += calls
@@ -260,7 +263,8 @@ class ToolSelectionLoop:
             return finish(StopReason.INVALID_TASK, problem)
         previous = tuple(memory.instructions)
         memory.record_instruction(task)
-        view = lambda last="": ToolPromptView(memory.substitute(task), memory.render(), previous, last)  # noqa: E731
+        view = lambda last="": ToolPromptView(memory.substitute(task), memory.render(), previous, last,  # noqa: E731
+                                              memory)
         messages: list[Message] = list(self.prompter.initial_messages(view()))
         for rnd in range(1, self.max_rounds + 1):
             left = None if self.max_seconds is None else self.max_seconds - (self.clock() - start)
@@ -270,12 +274,17 @@ class ToolSelectionLoop:
             rec = RoundRecord(rnd)
             result.rounds.append(rec)
             try:
-                c = self.llm.complete(list(messages))
+                c = ask(self.llm, messages, view(result.rounds[-2].result if len(result.rounds) > 1 else ""))
+            except Declined as exc:
+                result.error = str(exc)
+                rec.seconds = self.clock() - t0
+                return finish(StopReason.DECLINED, f"the language backend declined: {exc}")
             except ChatModelError as exc:
                 result.error = str(exc)
                 rec.seconds = self.clock() - t0
                 return finish(StopReason.LLM_ERROR, f"the LLM failed: {exc}")
             rec.add_llm(1, c.prompt_tokens, c.completion_tokens, c.seconds)
+            rec.answered_by.append(c.backend)
             rec.answer = c.text or ""
             messages.append({"role": "assistant", "content": rec.answer})
             try:
@@ -362,6 +371,7 @@ class ToolSelectionLoop:
         if attempt.goal is not None:
             g = attempt.goal
             rec.add_llm(g.rounds, g.prompt_tokens, g.completion_tokens, g.llm_seconds)
+            rec.answered_by.extend(g.answered_by)
         rec.goal = attempt.goal_text
         if not attempt.ok:
             rec.result = f"Planning failed: {attempt.message}"
