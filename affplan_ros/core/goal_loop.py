@@ -41,7 +41,12 @@ class ChatModelError(RuntimeError):
 
 class Declined(ChatModelError):
     """The backend will not answer this question and says why (the offline interpreter when it
-    is not sure): the loop stops with ``declined`` instead of acting on a guess."""
+    is not sure): the loop stops with ``declined`` instead of acting on a guess. ``backend``
+    names who declined, for the user."""
+
+    def __init__(self, message: str, backend: str = ""):
+        super().__init__(message)
+        self.backend = backend
 
 
 @runtime_checkable
@@ -179,6 +184,8 @@ class GoalLoop:
                 completion = ask(self.llm, messages, request)
             except Declined as exc:
                 result.error = str(exc)
+                if exc.backend:
+                    result.answered_by.append(exc.backend)
                 return finish(StopReason.DECLINED)
             except ChatModelError as exc:
                 result.error = str(exc)

@@ -55,7 +55,7 @@ class OfflineModel:
 
     def complete(self, messages: Sequence[dict]) -> Completion:
         raise Declined("the offline interpreter answers only the questions of the planning loop "
-                       "(goal, tool, alternative), not free text")
+                       "(goal, tool, alternative), not free text", backend=BACKEND)
 
     def complete_in_context(self, messages: Sequence[dict], context: object) -> Completion:
         t0 = time.monotonic()
@@ -66,7 +66,7 @@ class OfflineModel:
         elif isinstance(context, AlternativeQuestion):
             text = self.alternative_answer(context)
         else:
-            raise Declined(f"the offline interpreter cannot answer a {type(context).__name__} question")
+            raise Declined(f"the offline interpreter cannot answer a {type(context).__name__} question", backend=BACKEND)
         return Completion(text, 0, 0, time.monotonic() - t0, BACKEND)
 
     # -- goals --------------------------------------------------------------------------------
@@ -81,21 +81,21 @@ class OfflineModel:
     def goal_answer(self, request: GoalRequest, messages: Sequence[dict] = ()) -> str:
         if any(m.get("role") == "assistant" for m in messages):
             last = next((m.get("content", "") for m in reversed(messages) if m.get("role") == "user"), "")
-            raise Declined(f"my goal was rejected and I cannot correct it: {str(last).strip()[:300]}")
+            raise Declined(f"my goal was rejected and I cannot correct it: {str(last).strip()[:300]}", backend=BACKEND)
         res = self.interpret_goal(request)
         if not res.ok:
-            raise Declined(res.reason or "not understood")
+            raise Declined(res.reason or "not understood", backend=BACKEND)
         return res.goal_text or ""
 
     # -- tools --------------------------------------------------------------------------------
     def tool_decision(self, view: ToolPromptView, messages: Sequence[dict] = ()) -> ToolDecision:
         memory = view.memory
         if memory is None:
-            raise Declined("the tool question carries no memory to decide over")
+            raise Declined("the tool question carries no memory to decide over", backend=BACKEND)
         world = World.from_memory(memory, oam=self.oam)
         res = self.interpreter.interpret(view.request, world, partial=True)
         if res.kind == "declined":
-            raise Declined(res.reason)
+            raise Declined(res.reason, backend=BACKEND)
         chosen = [m.group(1) for msg in messages if msg.get("role") == "assistant"
                   for m in _SELECTED.finditer(str(msg.get("content", "")))]
         unexplored = list(memory.unexplored())
@@ -143,7 +143,7 @@ class OfflineModel:
             return repr(key)
         best = self._most_similar(q.missing, q.options)
         if best is None:
-            raise Declined(f"no listed object is like a {q.missing}")
+            raise Declined(f"no listed object is like a {q.missing}", backend=BACKEND)
         return f"OBJECT: {best}"
 
     def _most_similar(self, missing: str, options: Sequence[str]) -> Optional[str]:
