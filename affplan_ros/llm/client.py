@@ -17,7 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 from ..core.goal_loop import ChatModelError, Completion
 from .accounting import Accounting, CallRecord
 from .config import LLMConfig, MissingAPIKeyError
-from .conversation import Conversation
+from .conversation import Conversation, compact_history
 
 log = logging.getLogger(__name__)
 
@@ -221,9 +221,12 @@ class ChatClient:
             attempts=attempts, status=status, retryable=retryable,
         )
 
-    def complete(self, messages: Sequence[Mapping[str, str]]) -> Completion:
-        """The :class:`ChatModel` protocol used by the goal loop."""
-        return self.create(messages, tag="complete").as_completion()
+    def complete(self, messages: Sequence[Mapping[str, str]], *, extra_body: Mapping[str, Any] | None = None,
+                 tag: str = "complete") -> Completion:
+        """The :class:`ChatModel` protocol of the loops: earlier answers compacted (see
+        ``LLMConfig.compact_history``)."""
+        sent = compact_history(messages) if self.config.compact_history else messages
+        return self.create(sent, extra_body=extra_body, tag=tag).as_completion()
 
     def chat(self, conversation: Conversation, user_text: str, **kwargs: Any) -> Completion:
         """Append ``user_text`` and the answer to ``conversation`` (history per task).

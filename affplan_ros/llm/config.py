@@ -30,6 +30,10 @@ class LLMConfig:
     backoff_max_s: float = 8.0
     seed: int | None = None
     extra_body: Mapping[str, Any] = field(default_factory=dict)  # e.g. {"grammar": ...} for llama.cpp
+    # Earlier answers go back to the endpoint as their final answer only (the goal, the tool
+    # line): the loops' corrections and next rounds need the answer and the error, not the
+    # model's reasoning again (conversation.compact_history). False sends them verbatim.
+    compact_history: bool = True
 
     def __post_init__(self) -> None:
         if not self.base_url:

@@ -1,8 +1,58 @@
-"""Conversation history per task (the self-correction loop keeps talking in one thread)."""
+"""Conversation history per task (the self-correction loop keeps talking in one thread).
+
+:func:`compact_history` is what an endpoint is sent: every earlier answer shortened to the part
+the loops read from it (the goal, the ``SELECTED TOOL`` line, the ``OBJECT:`` line, the list).
+Why: a correction or a next round needs the model's previous answer and the error, not its
+reasoning again - each round would resend it as prompt tokens. The system message and the
+first question stay byte-identical, so endpoints can cache that prefix.
+"""
 from __future__ import annotations
 
+import re
 import threading
 from dataclasses import dataclass, field
+from typing import Mapping, Sequence
+
+_TOOL_LINE = re.compile(r"SELECTED[ _]TOOL\s*:?[^\n]*(?:\n[ \t]*[A-Z_]{4,}[^\n]*)?", re.IGNORECASE)
+_FAILURE = re.compile(r"\bFAILURE\W*$")
+_OBJECT_LINE = re.compile(r"OBJECT\s*:[^\n]*", re.IGNORECASE)
+_LIST = re.compile(r"\[[^\[\]]*\]")
+
+
+def compact_answer(text: str, kind: str | None) -> str:
+    """The final answer inside a model's reply to a question of ``kind`` (``goal``, ``tool``,
+    ``affordances``, ``object`` - see ``tool_prompting.prompt_kind``), or the reply itself when
+    the kind is unknown or no final answer is found (then the error fed back refers to it)."""
+    from ..core.goal import GoalError, extract_goal_text
+
+    text = text or ""
+    if kind == "goal":
+        try:
+            return f"(:goal {extract_goal_text(text)})"
+        except GoalError:
+            return text
+    if kind == "tool":
+        hits = _TOOL_LINE.findall(text)
+        return hits[-1].strip() if hits else "FAILURE" if _FAILURE.search(text.strip()) else text
+    pattern = {"affordances": _LIST, "object": _OBJECT_LINE}.get(kind or "")
+    hits = pattern.findall(text) if pattern else []
+    return hits[-1].strip() if hits else text
+
+
+def compact_history(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
+    """``messages`` with every assistant turn replaced by :func:`compact_answer` of it, the kind
+    read from the user message it answers."""
+    from .tool_prompting import prompt_kind
+
+    out: list[dict[str, str]] = []
+    kind = None
+    for m in messages:
+        if m.get("role") == "user":
+            kind = prompt_kind(m.get("content", ""))
+        elif m.get("role") == "assistant":
+            m = dict(m, content=compact_answer(m.get("content", ""), kind))
+        out.append(dict(m))
+    return out
 
 
 @dataclass

@@ -46,8 +46,11 @@ def _names(prefix: str, keys: Iterable[str]) -> dict[str, str]:
 
 
 def goal_grammar(signature: Signature, *, forbidden: Sequence[str] = (), negation: bool = True,
-                 disjunction: bool = True) -> str:
-    """The GBNF of every well-typed goal over ``signature`` (DNF: or of ands of literals)."""
+                 disjunction: bool = True, max_literals: Optional[int] = None) -> str:
+    """The GBNF of every well-typed goal over ``signature`` (DNF: or of ands of literals).
+
+    ``max_literals`` (a Partial Plan request's K): one conjunction of at most that many literals,
+    no disjunction - so the goal loop's bound on predicates cannot be exceeded either."""
     by_type: dict[str, list[str]] = {}
     preds: dict[str, tuple[str, ...]] = {}
     for p, params in signature.predicates.items():
@@ -62,9 +65,14 @@ def goal_grammar(signature: Signature, *, forbidden: Sequence[str] = (), negatio
         raise GrammarError("no predicate of the domain has objects of the right types in this scene")
     tnames = _names("t", sorted(by_type))
     pnames = _names("p", sorted(preds))
+    if max_literals is not None and max_literals < 1:
+        raise GrammarError(f"a goal needs at least one literal, not {max_literals}")
+    more = '(" " lit)+'
+    if max_literals is not None:  # GBNF's x{0,n} unrolled: our reader (and older servers) need no {}
+        more = '" " lit' + "".join(' (" " lit' for _ in range(max_literals - 1)) + ")?" * (max_literals - 1)
     lines = ['root ::= "(:goal " goal ")"']
-    lines.append('goal ::= conj' + (' | "(or" (" " conj)+ ")"' if disjunction else ""))
-    lines.append('conj ::= lit | "(and" (" " lit)+ ")"')
+    lines.append('goal ::= conj' + (' | "(or" (" " conj)+ ")"' if disjunction and max_literals is None else ""))
+    lines.append(f'conj ::= lit | "(and" {more} ")"')
     lines.append('lit ::= atom' + (' | "(not " atom ")"' if negation else ""))
     lines.append("atom ::= " + " | ".join(pnames[p] for p in sorted(preds)))
     for p in sorted(preds):
@@ -170,8 +178,11 @@ def grammar_for(context: object, oam=None) -> Optional[str]:
     from ..core.tool_selection import ToolPromptView
 
     if isinstance(context, GoalRequest):
+        from ..core.goal_loop import GoalMode
+
+        k = context.max_predicates if context.mode is GoalMode.PARTIAL_PLAN else None
         try:
-            return goal_grammar(context.signature, forbidden=context.forbidden_predicates)
+            return goal_grammar(context.signature, forbidden=context.forbidden_predicates, max_literals=k)
         except GrammarError:
             return None
     if isinstance(context, ToolPromptView) and context.memory is not None:

@@ -14,6 +14,7 @@ import importlib.util
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from dataclasses import dataclass, field
@@ -56,6 +57,17 @@ class LlamaServer:
     n_ctx: int = 4096
     startup_s: float = 120.0
     process: Optional[subprocess.Popen] = field(default=None, init=False)
+    # The server's log goes to a file, never to an unread pipe: llama.cpp writes ~200 kB while
+    # loading a model, which fills a pipe's buffer and blocks the server before it answers.
+    log: Optional[object] = field(default=None, init=False)
+
+    def log_tail(self, chars: int = 800) -> str:
+        if self.log is None:
+            return ""
+        self.log.flush()
+        self.log.seek(0, 2)
+        self.log.seek(max(0, self.log.tell() - chars))
+        return self.log.read()
 
     @property
     def base_url(self) -> str:
@@ -67,23 +79,27 @@ class LlamaServer:
         if not Path(self.model).is_file():
             raise LlamaServerError(f"model file {self.model} not found (a .gguf file)")
         self.port = self.port or _free_port()
+        self.log = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")
         self.process = subprocess.Popen(
             [sys.executable, "-m", "llama_cpp.server", "--model", str(self.model), "--host", "127.0.0.1",
-             "--port", str(self.port), "--n_ctx", str(self.n_ctx)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+             "--port", str(self.port), "--n_ctx", str(self.n_ctx), "--verbose", "False"],
+            stdout=subprocess.DEVNULL, stderr=self.log, text=True)
         deadline = time.monotonic() + self.startup_s
         while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                err = (self.process.stderr.read() or "")[-800:] if self.process.stderr else ""
-                raise LlamaServerError(f"the llama.cpp server exited with {self.process.returncode}: {err}")
+            code = self.process.poll()
+            if code is not None:
+                err = self.log_tail()
+                self.stop()
+                raise LlamaServerError(f"the llama.cpp server exited with {code}: {err}")
             try:
                 with urllib.request.urlopen(self.base_url + "/models", timeout=2) as r:
                     if r.status == 200:
                         return self
             except OSError:
                 time.sleep(0.5)
+        err = self.log_tail()
         self.stop()
-        raise LlamaServerError(f"the llama.cpp server did not answer within {self.startup_s:g} s")
+        raise LlamaServerError(f"the llama.cpp server did not answer within {self.startup_s:g} s: {err}")
 
     def stop(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -94,6 +110,9 @@ class LlamaServer:
                 self.process.kill()
                 self.process.wait(timeout=10)
         self.process = None
+        if self.log is not None:
+            self.log.close()
+            self.log = None
 
     def __enter__(self) -> "LlamaServer":
         return self.start()

@@ -6,11 +6,10 @@ summary, the objects, the task and the error to correct.
 """
 from __future__ import annotations
 
-import re
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+from typing import Iterable, Mapping
 
 from ..core.goal_loop import GoalMode, GoalRequest, Message
 from ..core.signature import Signature
@@ -69,7 +68,21 @@ def objects_text(signature: Signature, exclude: tuple[str, ...] = (), relevant: 
     return "\n".join(lines)
 
 
-_WORD = re.compile(r"[a-z0-9]+")
+def named_classes(text: str, classes: Iterable[str]) -> set[str]:
+    """The classes among ``classes`` that ``text`` names: by class name, plural, the synonyms
+    and head nouns of the offline interpreter's vocabulary ("fridge" -> refrigerator, "the
+    knife" -> kitchen_knife, "cups" -> plastic_cup). One piece for the goal and tool prompts."""
+    from ..core.interpreter.lexicon import MAX_PHRASE, default_vocabulary, words_of
+
+    classes = set(classes)
+    table = default_vocabulary().noun_table(classes)
+    words = words_of(text)
+    found: set[str] = set()
+    for n in range(1, MAX_PHRASE + 1):
+        for i in range(len(words) - n + 1):
+            for noun in table.get(" ".join(words[i:i + n]), ()):
+                found |= set(noun.classes) & classes
+    return found
 
 
 def relevant_objects(request: GoalRequest) -> set[str] | None:
@@ -78,10 +91,8 @@ def relevant_objects(request: GoalRequest) -> set[str] | None:
     scene = request.scene
     if scene is None:
         return None
-    words = set(_WORD.findall(request.task.lower().replace("_", " ")))
-    words |= {w[:-1] for w in words if w.endswith("s")} | {w[:-2] for w in words if w.endswith("es")}
-    hit = {n for n, o in scene.objects.items()
-           if set(o.class_name.split("_")) <= words or o.class_name.replace("_", "") in words}
+    named = named_classes(request.task, {o.class_name for o in scene.objects.values()})
+    hit = {n for n, o in scene.objects.items() if o.class_name in named}
     if not hit:
         return None
     keep = set(hit) | set(scene.agents)

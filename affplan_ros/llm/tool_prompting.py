@@ -7,7 +7,6 @@ its own list of answers.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -15,52 +14,63 @@ from typing import Optional, Sequence
 
 from ..core.goal_loop import Message
 from ..core.tool_selection import ToolPromptView
-from .prompting import PROMPT_DIR, load_template, render_template
+from .prompting import PROMPT_DIR, load_template, named_classes, render_template
 
 
 @dataclass
 class ToolPromptBuilder:
-    """Implements :class:`affplan_ros.core.tool_selection.ToolPrompter`."""
+    """Implements :class:`affplan_ros.core.tool_selection.ToolPrompter`.
+
+    The system message (role, tools, answer format) is the same for every request, so endpoints
+    can cache it; the first question shows the lean memory (:func:`lean_memory`); a next round
+    shows only the last tool's result and what a tool choice reads from the memory that may have
+    changed (unexplored locations, the named objects' relations, the alternatives) - the
+    conversation already holds the rest, and the instructions are not repeated."""
 
     directory: Optional[Path] = None
 
-    def _values(self, view: ToolPromptView) -> dict:
-        previous = ", ".join(f'"{p}"' for p in view.previous_requests) or "(none)"
-        return {"memory": lean_memory(view), "request": view.request, "previous": previous,
-                "result": view.last_result or "(none)"}
-
     def initial_messages(self, view: ToolPromptView) -> list[Message]:
+        previous = ", ".join(f'"{p}"' for p in view.previous_requests)
         system = render_template("tool_system", {}, self.directory).strip()
-        user = render_template("tool_select", self._values(view), self.directory).strip()
+        user = render_template("tool_select", {"memory": lean_memory(view), "request": view.request,
+                                               "previous": f"Previous requests: {previous}\n" if previous else ""},
+                               self.directory).strip()
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
     def update_message(self, view: ToolPromptView) -> str:
-        return render_template("tool_update", self._values(view), self.directory).strip()
+        changes = lean_memory(view, only=("Unexplored locations", "About the named objects", "Accepted alternatives",
+                                            "Rejected alternatives"))
+        return render_template("tool_update", {"result": view.last_result or "(none)", "changes": changes},
+                               self.directory).strip()
 
     def invalid_message(self, error: str, view: ToolPromptView) -> str:
         return render_template("tool_invalid", {"error": error.strip()}, self.directory).strip()
 
 
-_WORD = re.compile(r"[a-z0-9]+")
-
-
-def lean_memory(view: ToolPromptView) -> str:
-    """The memory text with only the relations of objects the request names (all of them when it
-    names none): which objects exist and which places are unexplored is what a tool choice
-    needs; where every other object stands is not."""
+def lean_memory(view: ToolPromptView, only: Sequence[str] = ()) -> str:
+    """What a tool choice reads from the memory: the known objects (not the agents), the
+    unexplored locations, where the objects the request names are (all relations would mostly
+    describe objects the request does not need), the alternatives and the last plan.
+    ``only``: just the lines with these labels. Without a Memory: its rendered text."""
     memory = view.memory
     if memory is None:
         return view.memory_text
-    words = set(_WORD.findall(view.request.lower().replace("_", " ")))
-    words |= {w[:-1] for w in words if w.endswith("s")}
-    named = {n for n, o in memory.objects.items()
-             if set(o.class_name.split("_")) <= words or o.class_name.replace("_", "") in words}
-    if not named:
-        return view.memory_text
-    keep = [r for r in memory.relations if r.args and (r.args[0] in named or r.args[0] in memory.agents)]
-    text = " ".join(r.predicate + " " + " ".join(r.args) for r in keep) or "(none)"
-    return "\n".join(f"Relations of the named objects: {text}" if line.startswith("Relations:") else line
-                     for line in view.memory_text.splitlines())
+    named = named_classes(view.request, memory.classes())
+    relations = [r for r in memory.relations
+                 if r.args and r.args[0] in memory.objects and memory.objects[r.args[0]].class_name in named]
+    lines = [("Known objects", " ".join(sorted(n for n, o in memory.objects.items() if not o.is_agent)) or "none"),
+             ("Unexplored locations", ", ".join(memory.unexplored()) or "none")]
+    if relations:
+        lines.append(("About the named objects", ", ".join(" ".join([r.predicate, *r.args]) for r in relations)))
+    if memory.substitutions:
+        lines.append(("Accepted alternatives", ", ".join(f"{m} -> {a}" for m, a in memory.substitutions.items())))
+    if memory.rejected:
+        lines.append(("Rejected alternatives", ", ".join(f"{m} -> {a}" for m, a in memory.rejected)))
+    if memory.last_plan is not None:
+        p = memory.last_plan
+        state = ("not executed" if not p.executed else "executed" if p.success else f"failed: {p.message}")
+        lines.append((f"Last plan ({p.tool})", f"{'; '.join(p.steps) or '(empty)'} - {state}"))
+    return "\n".join(f"{k}: {v}" for k, v in lines if not only or k in only)
 
 
 @dataclass

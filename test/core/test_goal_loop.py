@@ -63,7 +63,9 @@ def test_wrong_goal_corrected_through_feedback(semantic) -> None:
     # the feedback messages reached the server in the conversation
     assert "'cupp0'" in reqs[1].last_user_text and "Did you mean 'cup0'" in reqs[1].last_user_text
     assert "logical contradiction" in reqs[2].last_user_text
-    assert reqs[2].messages[2]["content"] == answers[0]  # history kept
+    # history kept, each earlier answer sent back as its goal only (not the model's reasoning)
+    assert [m["content"] for m in reqs[2].messages if m["role"] == "assistant"] == [
+        "(:goal (and (inhand cupp0 human0)))", "(:goal (and (inhand cup0 human0) (on cup0 table0)))"]
     assert result.prompt_tokens == client.accounting.prompt_tokens > 0
     assert result.completion_tokens == client.accounting.completion_tokens > 0
     assert result.llm_seconds > 0 and result.seconds >= result.llm_seconds

@@ -123,6 +123,8 @@ def test_explore_then_plan(semantic) -> None:
     assert res.plan_cost == 3.0 and ex.move_cost == 1.0            # grasp, move to the person, hand over
     assert "Unexplored locations: counter0, refrigerator0" in reqs[0].text()
     assert reqs[1].last_user_text.startswith("Result of the last tool: Explored counter0: found apple0, knife0")
+    assert reqs[1].messages[2] == {"role": "assistant", "content": "SELECTED TOOL: EXPLORE counter0"}  # compacted
+    assert "Which objects does it need" not in reqs[1].last_user_text                 # no instruction repeated
     assert "(on apple0 counter0)" in reqs[2].last_user_text      # the goal prompt shows what was found
     assert memory.locations["counter0"].explored and memory.last_plan.success
     assert res.rounds[0].prompt_tokens > 0 and res.totals()["llm_calls"] == 3

@@ -106,6 +106,25 @@ def test_any_literal_the_grammar_admits_passes_the_checker(sig, pred, args) -> N
     assert rec.accepts(text) == (fits and check_goal_text(text, sig).ok), text
 
 
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sig=signatures(), k=st.integers(1, 4), seed=st.integers(0, 10_000))
+def test_a_partial_plan_grammar_admits_no_more_literals_than_allowed(sig: Signature, k: int, seed: int) -> None:
+    try:
+        rec = GbnfRecognizer(goal_grammar(sig, max_literals=k))
+    except GrammarError:
+        return
+    rnd = random.Random(seed)
+    usable = [p for p, ts in sig.predicates.items() if all(_fitting(sig, t) for t in ts)]
+    atoms = ["(" + " ".join([p] + [rnd.choice(_fitting(sig, t)) for t in sig.predicates[p]]) + ")"
+             for p in rnd.choices(usable, k=k + 1)]
+    for n in range(1, k + 2):
+        text = "(:goal (and " + " ".join(atoms[:n]) + "))"
+        assert rec.accepts(text) == (n <= k), (k, text)
+        if n <= k:
+            assert check_goal_text(text, sig, max_predicates=k).ok, text
+    assert not rec.accepts("(:goal (or " + atoms[0] + " " + atoms[0] + "))")   # no way around the bound
+
+
 def test_the_tool_grammar_admits_only_valid_tools_and_parameters() -> None:
     rec = GbnfRecognizer(tool_grammar(["counter0", "refrigerator0"], ["spoon", "glass"]))
     for ok in ["SELECTED TOOL: PLAN", "SELECTED TOOL: PARTIAL_PLAN", "SELECTED TOOL: EXPLORE counter0",
