@@ -24,7 +24,8 @@ class NodeProcess:
     """A child process that prints READY when it is up; stopped with SIGINT, killed if it lingers."""
 
     def __init__(self, argv: Sequence[str], *, ready_timeout: float = 30.0, env: dict | None = None,
-                 on_line: Callable[[str], None] | None = None, name: str | None = None):
+                 on_line: Callable[[str], None] | None = None, name: str | None = None, wait: bool = True):
+        """``wait=False`` returns at once (start several, then :meth:`wait_ready` each)."""
         self.argv = list(argv)
         self.name = name or os.path.basename(self.argv[-1])
         self.output: list[str] = []
@@ -34,21 +35,30 @@ class NodeProcess:
             env={**os.environ, **(env or {})}, start_new_session=True,
         )
         self._ready = threading.Event()
+        self.ready_seconds: float | None = None   # from start to READY
+        self._started = time.monotonic()
         threading.Thread(target=self._read, daemon=True).start()
-        deadline = time.monotonic() + ready_timeout
+        if wait:
+            self.wait_ready(ready_timeout)
+
+    def wait_ready(self, timeout: float = 30.0) -> float:
+        """Seconds from start to READY; stops the process and raises NodeStartError if it is not."""
+        deadline = self._started + timeout
         while not self._ready.wait(0.05):
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 break
         if not self._ready.is_set():
             self.stop()
             time.sleep(0.1)  # let the reader collect the last lines
-            raise NodeStartError(f"{self.name} did not become ready within {ready_timeout:.0f} s:\n" + "".join(self.output[-30:]))
+            raise NodeStartError(f"{self.name} did not become ready within {timeout:.0f} s:\n" + "".join(self.output[-30:]))
+        return self.ready_seconds or 0.0
 
     def _read(self) -> None:
         assert self.proc.stdout is not None
         for line in self.proc.stdout:
             self.output.append(line)
             if line.strip() == READY_LINE:
+                self.ready_seconds = time.monotonic() - self._started
                 self._ready.set()
             elif self._on_line is not None:
                 self._on_line(line)
