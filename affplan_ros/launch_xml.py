@@ -51,8 +51,10 @@ class LaunchNode:
         out = [*self.args, "--ros-args", "-r", f"__node:={self.name}", "-r", f"__ns:={self.namespace}"]
         for f in self.params_files:
             out += ["--params-file", f]
-        for key, value in self.params.items():
-            out += ["-p", f"{key}:={value}"]
+        if self.params:  # after the files, node-specific: wins as <param name value> does in ros2 launch
+            from affplan_ros.launcher import params_file_for
+
+            out += ["--params-file", params_file_for(self.full_name, self.params)]
         for src, dst in self.remaps:
             out += ["-r", f"{src}:={dst}"]
         return out
@@ -77,28 +79,24 @@ class LaunchDescription:
 
 def single_process_argv(description: LaunchDescription) -> list[str]:
     """One process for every node of ``description`` (``affplan_ros.nodes.all``): the same
-    parameter files and parameters (global in that process, so they must agree), remappings
-    scoped to their node."""
+    parameter files, each node's own parameters in a section for it alone, remappings scoped
+    to their node."""
+    from affplan_ros.launcher import params_file_for
+
     namespaces = {n.namespace for n in description.nodes}
     if len(namespaces) != 1:
         raise LaunchError(f"{description.path}: nodes in several namespaces ({', '.join(sorted(namespaces))}) "
                           "cannot share one process here")
     files: list[str] = []
-    params: dict[str, str] = {}
     for node in description.nodes:
         if node.package != PACKAGE:
             raise LaunchError(f"{node.package}/{node.executable} cannot be composed")
         files += [f for f in node.params_files if f not in files]
-        for key, value in node.params.items():
-            if params.setdefault(key, value) != value:
-                raise LaunchError(f"parameter {key} differs between nodes ({params[key]!r}, {value!r}); "
-                                  "start them as separate processes")
+    files += [params_file_for(n.full_name, n.params) for n in description.nodes if n.params]
     argv = [sys.executable, "-m", "affplan_ros.nodes.all", "--nodes", ",".join(n.executable for n in description.nodes),
             *description.nodes[0].args, "--ros-args", "-r", f"__ns:={namespaces.pop()}"]
     for f in files:
         argv += ["--params-file", f]
-    for key, value in params.items():
-        argv += ["-p", f"{key}:={value}"]
     for node in description.nodes:
         for src, dst in node.remaps:
             argv += ["-r", f"{node.name}:{src}:={dst}"]

@@ -74,12 +74,39 @@ class NodeProcess:
         return self.proc.returncode
 
 
+def params_file_for(full_name: str, params: dict) -> str:
+    """A parameter file giving ``params`` to the node ``full_name`` (/ns/name) alone.
+
+    What ``ros2 launch`` does with ``<param name value>``: a node-specific section in a file
+    passed after the others wins over every earlier file, while a ``-p`` override would lose to
+    a ``/**/name`` section of a parameter file. String values are read as YAML (``"0.25"`` is
+    a number), like ``-p``. Files are named by content, so repeated starts reuse them."""
+    import hashlib
+    import tempfile
+
+    import yaml
+
+    values = {k: (yaml.safe_load(v) if isinstance(v, str) and v.strip() else v) for k, v in params.items()}
+    text = yaml.safe_dump({full_name: {"ros__parameters": values}}, sort_keys=True)
+    folder = os.path.join(tempfile.gettempdir(), "affplan_params")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, hashlib.sha1(text.encode()).hexdigest()[:16] + ".yaml")
+    if not os.path.exists(path):
+        tmp = f"{path}.{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        os.replace(tmp, path)
+    return path
+
+
 def node_argv(executable: str, namespace: str = "/affplan", params: dict | None = None,
               params_file: str | None = None) -> list[str]:
-    """argv that runs ``affplan_ros.nodes.<executable>`` like ``ros2 run affplan_ros <executable>``."""
+    """argv that runs ``affplan_ros.nodes.<executable>`` like ``ros2 run affplan_ros <executable>``;
+    ``params`` win over ``params_file``."""
     argv = [sys.executable, "-m", f"affplan_ros.nodes.{executable}", "--ros-args", "-r", f"__ns:={namespace}"]
     if params_file:
         argv += ["--params-file", params_file]
-    for key, value in (params or {}).items():
-        argv += ["-p", f"{key}:={value}"]
+    if params:
+        full_name = f"{namespace.rstrip('/')}/{executable}"
+        argv += ["--params-file", params_file_for(full_name, {k: str(v) for k, v in params.items()})]
     return argv

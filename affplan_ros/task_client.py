@@ -129,7 +129,7 @@ class SuiteClient:
 
         client = self.node.create_client(srv_type, self.name(relative))
         try:
-            return call_service(client, request, timeout, wait_s=min(timeout, 5.0))
+            return call_service(client, request, timeout, wait_s=min(timeout, 5.0), node=self.node)
         finally:
             self.node.destroy_client(client)
 

@@ -28,6 +28,8 @@ def test_arguments_override_and_substitute(tmp_path):
     desc = parse_launch(launch_file("sim"), {"namespace": "robot1", "time_scale": "0", "scenario": "/x.yaml"})
     sim = desc.node("sim_world")
     assert sim.namespace == "/robot1" and sim.params == {"scenario": "/x.yaml", "time_scale": "0"}
+    own = sim.ros_args()[-1]                             # the node's own parameters come last and win
+    assert yaml.safe_load(open(own)) == {"/robot1/sim_world": {"ros__parameters": {"scenario": "/x.yaml", "time_scale": 0}}}
     assert sim.args == ["--ros-args", "--log-level", "info"] and sim.params_files[0].endswith("config/sim.yaml")
     assert desc.args["time_scale"][0] == "0"
     with pytest.raises(LaunchError, match="has no argument"):
@@ -50,4 +52,8 @@ def test_unsupported_launch_features_are_refused_by_name(tmp_path):
 def test_single_process_composition_keeps_every_parameter(tmp_path):
     argv = single_process_argv(parse_launch(launch_file("sim"), {"time_scale": "0"}))
     assert argv[1:5] == ["-m", "affplan_ros.nodes.all", "--nodes", "sim_world,executor,memory,planning,tool_selection"]
-    assert "time_scale:=0" in argv and argv.count("--params-file") == 1
+    files = [argv[i + 1] for i, a in enumerate(argv) if a == "--params-file"]
+    assert files[0].endswith("config/sim.yaml") and len(files) == 3          # + sim_world's and memory's own
+    sim = yaml.safe_load(open(files[1]))
+    assert sim == {"/affplan/sim_world": {"ros__parameters": {"scenario": sim["/affplan/sim_world"]["ros__parameters"]
+                                                             ["scenario"], "time_scale": 0}}}

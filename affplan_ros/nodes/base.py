@@ -25,13 +25,20 @@ def declare(node: Node, name: str, default: Any, description: str, *, read_only:
     """Declare a parameter with a description (shown by `ros2 param describe`) and return its value.
 
     An empty list default declares a string array (a list of numbers must not be empty)."""
-    from rcl_interfaces.msg import ParameterType
+    from rclpy.parameter import Parameter
 
     descriptor = ParameterDescriptor(description=description, read_only=read_only)
     if isinstance(default, list) and not default:
-        descriptor.type = ParameterType.PARAMETER_STRING_ARRAY
-        value = node.declare_parameter(name, default, descriptor).value
+        # rclpy would type an empty list as a byte array: declare the type, unset means empty.
+        value = node.declare_parameter(name, Parameter.Type.STRING_ARRAY, descriptor).value
         return list(value or [])
+    if isinstance(default, float):
+        # `-p time_scale:=0` arrives as an integer: accept any number where a float is meant.
+        descriptor.dynamic_typing = True
+        value = node.declare_parameter(name, default, descriptor).value
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValueError(f"parameter {name} must be a number, not {value!r}")
+        return float(value)
     return node.declare_parameter(name, default, descriptor).value
 
 
@@ -77,6 +84,12 @@ def run_node(factory: Callable[[], Node] | Sequence[Callable[[], Node]], args: S
             rclpy.shutdown()
 
 
+def absolute_name(node: Node, name: str) -> str:
+    """A relative topic/service/action name as the graph sees it (``skills/grasp`` -> ``/affplan/skills/grasp``)."""
+    ns = node.get_namespace().rstrip("/")
+    return name if name.startswith("/") else f"{ns}/{name}"
+
+
 class FutureWait:
     """Wait for an rclpy future from a worker thread (never spinning), polling a stop condition.
 
@@ -98,15 +111,51 @@ class FutureWait:
         return "done"
 
 
+# Servers (request readers) each service had at our last call, by service name.
+_SERVERS_SEEN: dict[str, set] = {}
+
+
+def _servers(node: Optional[Node], name: str) -> set:
+    """The request readers of service ``name`` in the graph (a killed server stays listed until
+    its DDS lease runs out; a restarted one appears beside it)."""
+    if node is None:
+        return set()
+    try:
+        infos = node.get_subscriptions_info_by_topic(f"rq{name}Request", no_mangle=True)
+    except Exception:  # noqa: BLE001 - another RMW naming scheme: no restart detection
+        return set()
+    return {bytes(i.endpoint_gid) for i in infos}
+
+
 def call_service(client, request, timeout: float, *, stop: Callable[[], bool] = lambda: False,
-                 wait_s: float = 2.0) -> tuple[Optional[Any], str]:
-    """Call a service from a callback thread: (response, "") or (None, why not)."""
+                 wait_s: float = 2.0, node: Optional[Node] = None) -> tuple[Optional[Any], str]:
+    """Call a service from a callback thread: (response, "") or (None, why not).
+
+    With ``node``, a restarted server is handled: a request sent while the new server is not
+    yet matched would be lost (service requests are volatile) and the dead one still looks
+    available, so a server we have not talked to gets a moment for discovery first, and one
+    that appears while we wait gets the request again."""
     if not client.wait_for_service(timeout_sec=wait_s):
         return None, f"no service answers at {client.srv_name}"
+    name = node.resolve_service_name(client.srv_name) if node is not None else client.srv_name
+    servers = _servers(node, name)
+    if servers - _SERVERS_SEEN.get(name, servers):
+        time.sleep(1.0)
+    _SERVERS_SEEN[name] = servers
+    deadline = time.monotonic() + timeout
     waiting = FutureWait(client.call_async(request))
-    outcome = waiting.until(time.monotonic() + timeout, stop)
-    if outcome == "done":
-        return waiting.future.result(), ""
+    resent = False
+    while True:
+        outcome = waiting.until(min(deadline, time.monotonic() + 0.5), stop)
+        if outcome == "done":
+            return waiting.future.result(), ""
+        if outcome == "stopped" or time.monotonic() > deadline:
+            break
+        now = _servers(node, name)
+        if not resent and now - servers:
+            time.sleep(0.5)
+            waiting, resent = FutureWait(client.call_async(request)), True
+            _SERVERS_SEEN[name] = now
     return None, ("canceled while waiting for " if outcome == "stopped" else
                   f"no answer within {timeout:g} s from ") + client.srv_name
 

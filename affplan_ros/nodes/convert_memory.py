@@ -9,7 +9,6 @@ import re
 from typing import Mapping, Optional, Sequence
 
 from affplan_ros.core.memory import Memory, ObjectRecord, Observation
-from affplan_ros.core.planner import PlanStep as CorePlanStep
 from affplan_ros.core.scene import Relation as CoreRelation
 from affplan_ros.msg import (AgentState, Location, MemorySnapshot, Plan, PlanStep, Relation, SceneObject,
                              SceneObservation, Substitution)
@@ -26,7 +25,10 @@ def is_human(agent: str) -> bool:
 
 # -- plans -----------------------------------------------------------------------------------
 
-def steps_from_msg(plan: Plan) -> list[CorePlanStep]:
+def steps_from_msg(plan: Plan) -> list:
+    """PlanStep messages -> core plan steps (``core.planner.PlanStep``)."""
+    from affplan_ros.core.planner import PlanStep as CorePlanStep  # the planner's modules load only here
+
     return [CorePlanStep(s.action, tuple(s.arguments), s.agent) for s in plan.steps]
 
 
@@ -37,9 +39,11 @@ def steps_to_msg(steps: Sequence, costs: Optional[Mapping[str, float]] = None) -
                      cost=float(costs.get(s.agent, 0.0))) for i, s in enumerate(steps)]
 
 
-def parse_step_text(text: str, agents: Sequence[str]) -> CorePlanStep:
+def parse_step_text(text: str, agents: Sequence[str]):
     """``"grasp robot0 apple0 table0 table0"`` (``str(PlanStep)``) -> PlanStep; the second word
     is the agent when it names one (environment steps such as ``wetten`` have none)."""
+    from affplan_ros.core.planner import PlanStep as CorePlanStep
+
     words = text.split()
     if len(words) > 1 and words[1] in agents:
         return CorePlanStep(words[0], tuple(words[2:]), words[1])

@@ -27,7 +27,7 @@ from affplan_ros.env import config_file
 from affplan_ros.interfaces import interface_types
 from affplan_ros.msg import PlanStep
 from affplan_ros.action import ExecutePlan
-from affplan_ros.nodes.base import FutureWait, call_service, declare, require, run_node
+from affplan_ros.nodes.base import FutureWait, absolute_name, call_service, declare, require, run_node
 from affplan_ros.nodes.convert import failure_from_msg, failure_to_msg, fill_message, step_text
 from affplan_ros.nodes.convert_memory import is_human
 from affplan_ros.srv import AskHuman
@@ -138,7 +138,7 @@ class ExecutorNode(Node):
         client = self._skill_clients[call.skill]
         if not client.wait_for_server(timeout_sec=self.server_wait):
             return Failure(FailureCode.UNAVAILABLE, text, f"{text} could not start",
-                           f"no skill server answers at {self.resolve_action_name(call.server)}",
+                           f"no skill server answers at {absolute_name(self, call.server)}",
                            "start the robot's skill servers (or the simulated world) and retry")
         deadline = time.monotonic() + timeout
         cancel_requested = lambda: goal_handle.is_cancel_requested  # noqa: E731
@@ -167,7 +167,8 @@ class ExecutorNode(Node):
         self.get_logger().info(f"asking the person: {question}")
         request = AskHuman.Request(question=question, options=["done", "no"], timeout_s=float(self.human_timeout))
         response, error = call_service(self._ask_human, request, self.human_timeout + 1.0,
-                                       stop=lambda: goal_handle.is_cancel_requested, wait_s=self.server_wait)
+                                       stop=lambda: goal_handle.is_cancel_requested, wait_s=self.server_wait,
+                                       node=self)
         if response is None:
             if goal_handle.is_cancel_requested:
                 return Failure(FailureCode.CANCELED, text, f"{text} was canceled", "the plan was canceled")
@@ -179,10 +180,6 @@ class ExecutorNode(Node):
         if response.answer.strip().lower() not in YES:
             return human_failure(text, HumanAnswer.REFUSED, f"the person answered {response.answer!r}")
         return None
-
-    def resolve_action_name(self, name: str) -> str:
-        ns = self.get_namespace().rstrip("/")
-        return name if name.startswith("/") else f"{ns}/{name}"
 
     @staticmethod
     def _stopped(text: str, canceled: bool, timeout: float) -> Failure:

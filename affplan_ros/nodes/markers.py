@@ -63,6 +63,8 @@ def memory_markers(memory: Memory, poses: Mapping[str, Pose2D], frame_id: str = 
                                   (0.0, 0.0, 0.1)))
     for agent in memory.agents:
         here = memory.agent_location(agent)
+        if here in memory.agents:  # standing at another agent (e.g. to hand something over)
+            here = memory.agent_location(here)
         if here not in where:
             continue
         x, y, _ = where[here]

@@ -90,7 +90,7 @@ class MemoryNode(Node):
         return memory
 
     # -- publishing ------------------------------------------------------------------------
-    def _changed(self) -> None:
+    def _snapshot(self) -> MemorySnapshot:
         from geometry_msgs.msg import PoseStamped
 
         stamp = self.get_clock().now().to_msg()
@@ -103,6 +103,11 @@ class MemoryNode(Node):
             poses[name] = p
         snapshot = memory_to_msg(self.memory, poses)
         snapshot.header.stamp, snapshot.header.frame_id = stamp, self.frame_id
+        return snapshot
+
+    def _changed(self) -> None:
+        snapshot = self._snapshot()
+        stamp = snapshot.header.stamp
         self.snapshot_pub.publish(snapshot)
         self.markers_pub.publish(memory_markers(self.memory, self.poses, self.frame_id, stamp))
         if self.persist_file:
@@ -126,7 +131,7 @@ class MemoryNode(Node):
         self._changed()
 
     def _on_get(self, _request, response):
-        response.memory = memory_to_msg(self.memory)
+        response.memory = self._snapshot()
         response.json = json.dumps(self.memory.to_dict())
         return response
 

@@ -79,7 +79,7 @@ class PlanningNode(Node):
         if problem:
             response.success, response.message = False, f"planning is not available: {problem}"
             return response
-        got, error = call_service(self._memory, GetMemory.Request(), 10.0)
+        got, error = call_service(self._memory, GetMemory.Request(), 10.0, wait_s=10.0, node=self)
         if got is None:
             response.success, response.message = False, f"cannot read the memory: {error}"
             return response

@@ -32,7 +32,7 @@ from affplan_ros.core.execution import ExecutionResult, ExploreResult
 from affplan_ros.core.failure import Failure, FailureCode
 from affplan_ros.core.memory import Memory
 from affplan_ros.msg import Plan
-from affplan_ros.nodes.base import (FutureWait, call_service, declare, declare_llm, make_client, require, run_node,
+from affplan_ros.nodes.base import (FutureWait, absolute_name, call_service, declare, declare_llm, make_client, require, run_node,
                                     wait_for_action)
 from affplan_ros.nodes.convert import failure_from_msg, step_text
 from affplan_ros.nodes.convert_memory import observation_from_msg, steps_from_msg, steps_to_msg
@@ -70,7 +70,7 @@ class ToolSelectionNode(Node):
             require(getattr(self, key) > 0, f"{key}_s must be > 0")
 
         clients = ReentrantCallbackGroup()  # responses arrive while the task's thread waits
-        self.clients = {
+        self.calls = {
             "plan": self.create_client(PlanTask, names["plan"], callback_group=clients),
             "observe": self.create_client(Observe, names["observe"], callback_group=clients),
             "ask_human": self.create_client(AskHuman, names["ask_human"], callback_group=clients),
@@ -170,8 +170,8 @@ class TaskRun:
         self.gh.publish_feedback(self.fb)
 
     def fetch_memory(self) -> str:
-        got, error = call_service(self.node.clients["get_memory"], GetMemory.Request(), 10.0,
-                                  wait_s=self.node.server_wait)
+        got, error = call_service(self.node.calls["get_memory"], GetMemory.Request(), 10.0,
+                                  wait_s=self.node.server_wait, node=self.node)
         if got is None:
             return f"cannot read the memory: {error}"
         fresh = Memory.from_dict(json.loads(got.json))
@@ -181,7 +181,7 @@ class TaskRun:
     def sync_memory(self) -> str:
         """Push the working copy to the memory node, then take back what it merged meanwhile."""
         request = UpdateMemory.Request(memory_json=json.dumps(self.memory.to_dict()))
-        got, error = call_service(self.node.clients["update_memory"], request, 10.0, wait_s=self.node.server_wait)
+        got, error = call_service(self.node.calls["update_memory"], request, 10.0, wait_s=self.node.server_wait, node=self.node)
         if got is None or not got.success:
             problem = error or got.message
             self.log.error(f"memory not updated: {problem}")
@@ -250,9 +250,9 @@ class TaskRun:
         question = (f"There is no {missing} here. May I use the {alternative} instead? (task: {self.gh.request.task})")
         self.say(f"asking the person: {question}")
         timeout = self.node.confirm_timeout
-        got, error = call_service(self.node.clients["ask_human"],
+        got, error = call_service(self.node.calls["ask_human"],
                                   AskHuman.Request(question=question, options=["yes", "no"], timeout_s=float(timeout)),
-                                  timeout + 1.0, stop=self.canceled, wait_s=self.node.server_wait)
+                                  timeout + 1.0, stop=self.canceled, wait_s=self.node.server_wait, node=self.node)
         if got is None:
             raise RuntimeError(f"nobody to ask: {error}")
         accepted = got.answered and got.answer.strip().lower() in YES
@@ -275,8 +275,8 @@ class RemotePlanner:
         if scene is not None:  # within the loop: the planning node must see the latest memory
             run.sync_memory()
         timeout = node.plan_timeout if max_seconds is None else max(1.0, min(node.plan_timeout, max_seconds))
-        got, error = call_service(node.clients["plan"], PlanTask.Request(task=request, partial=partial), timeout,
-                                  stop=run.canceled, wait_s=node.server_wait)
+        got, error = call_service(node.calls["plan"], PlanTask.Request(task=request, partial=partial), timeout,
+                                  stop=run.canceled, wait_s=node.server_wait, node=node)
         if got is None:
             return PlanAttempt(False, f"the planning node did not answer: {error}")
         for error_text in got.errors:
@@ -303,7 +303,7 @@ class RosExecutor:
 
     def execute(self, steps) -> ExecutionResult:
         run, node = self.run, self.run.node
-        name = node.resolve_action_name(node.execute_plan_name)
+        name = absolute_name(node, node.execute_plan_name)
         if not wait_for_action(node, node.execute_plan, name, node.server_wait):
             return ExecutionResult(False, 0, Failure(FailureCode.UNAVAILABLE, "execute plan", "the plan could not start",
                                                      f"no executor answers at {name}", "start the executor node"))
@@ -344,8 +344,8 @@ class RosExecutor:
             moved = self.execute([PlanStep("move", (here or "", location), node.robot)])
             if not moved.success:
                 return ExploreResult(False, failure=moved.failure)
-        got, error = call_service(node.clients["observe"], Observe.Request(location=location), 30.0,
-                                  stop=run.canceled, wait_s=node.server_wait)
+        got, error = call_service(node.calls["observe"], Observe.Request(location=location), 30.0,
+                                  stop=run.canceled, wait_s=node.server_wait, node=node)
         if got is None or not got.success:
             return ExploreResult(False, failure=Failure(FailureCode.UNAVAILABLE if got is None else FailureCode.NOT_FOUND,
                                                         f"observe {location}", f"looking at {location} failed",

