@@ -58,6 +58,24 @@ def run_demo(args: argparse.Namespace) -> int:
                 if outcome is None:
                     return 1
                 print_result(say, outcome)
+                show_memory(client, say)
                 return 0 if outcome.result.success else 1
     finally:
         backend.close()
+
+
+def show_memory(client, say) -> None:
+    """What the memory node knows after the task (as `affplan memory` prints it, in short)."""
+    import json
+
+    from affplan_ros.core.memory import Memory
+    from affplan_ros.srv import GetMemory
+
+    got, error = client.call(GetMemory, "get_memory", GetMemory.Request())
+    if got is None:
+        say("memory", f"not readable: {error}")
+        return
+    memory = Memory.from_dict(json.loads(got.json))
+    held = [f"{r.args[0]} in the hand of {r.args[1]}" for r in memory.relations if r.predicate == "inhand"]
+    say("memory", f"explored: {', '.join(memory.explored())}; {'; '.join(held) or 'nothing held'}; "
+                  f"robot0 at {memory.agent_location('robot0')}; {len(memory.instructions)} request(s) remembered")

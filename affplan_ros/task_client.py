@@ -112,7 +112,9 @@ class SuiteClient:
     def close(self) -> None:
         import rclpy
 
-        self.executor.shutdown()
+        # Stop spinning and wait for the spin thread before anything it uses is destroyed.
+        self.executor.shutdown(timeout_sec=5.0)
+        self._spin.join(5.0)
         self.node.destroy_node()
         if self.context.ok():
             rclpy.shutdown(context=self.context)
@@ -134,7 +136,7 @@ class SuiteClient:
             self.node.destroy_client(client)
 
     def run_task(self, task: str, say: Transcript, *, person: Optional[Person] = None, plan_only: bool = False,
-                 max_rounds: int = 0, timeout: float = 600.0, wait_s: float = 10.0,
+                 max_rounds: int = 0, timeout: float = 600.0, wait_s: float = 5.0,
                  interrupted: Callable[[], bool] = lambda: False) -> Optional[TaskOutcome]:
         """Send ``task`` and print its progress; None (after saying why) when no suite answers."""
         from rclpy.action import ActionClient

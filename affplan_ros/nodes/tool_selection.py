@@ -312,7 +312,8 @@ class RosExecutor:
 
         def relay(msg) -> None:
             fb = msg.feedback
-            run.say(f"step {fb.current_step + 1}/{total} {fb.status}: {fb.message}", current_step=fb.current_step,
+            detail = fb.message if fb.status == "failed" else step_text(fb.step)
+            run.say(f"step {fb.current_step + 1}/{total} {fb.status}: {detail}", current_step=fb.current_step,
                     step_status=fb.status)
 
         sent = FutureWait(node.execute_plan.send_goal_async(ExecutePlan.Goal(plan=plan), feedback_callback=relay))
