@@ -120,7 +120,9 @@ def run_up(args: argparse.Namespace) -> int:
         return 1
     parts = ", ".join(f"{p.name} {p.ready_seconds:.1f} s" for p in suite.processes)
     namespace = suite.description.args.get("namespace", ("affplan", ""))[0]
-    print(f"suite ready in {suite.seconds:.1f} s ({len(suite.processes)} nodes, separate processes: {parts})", flush=True)
+    nodes = len(suite.description.nodes)
+    how = "in one process" if args.single_process else f"separate processes: {parts}"
+    print(f"suite ready in {suite.seconds:.1f} s ({nodes} nodes, {how})", flush=True)
     print(f"send a task: affplan ask \"...\"   (namespace /{namespace.strip('/')}, "
           f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}); Ctrl-C stops the suite", flush=True)
     reported: set[str] = set()

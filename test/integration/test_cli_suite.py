@@ -19,10 +19,11 @@ def affplan(*args: str, env: dict, **kw) -> subprocess.CompletedProcess:
                           env={**os.environ, **env}, timeout=kw.pop("timeout", 60), **kw)
 
 
-def test_up_reports_ready_serves_and_stops_on_ctrl_c():
-    env = {**os.environ, "ROS_DOMAIN_ID": str(int(os.environ["ROS_DOMAIN_ID"]) + 100), "AFFPLAN_LLM_BASE_URL": ""}
-    up = subprocess.Popen([sys.executable, "-m", "affplan_ros.cli", "up", "--quiet"], stdout=subprocess.PIPE,
-                          stderr=subprocess.STDOUT, text=True, env=env)
+@pytest.mark.parametrize("single", [False, True], ids=["separate_processes", "single_process"])
+def test_up_reports_ready_serves_and_stops_on_ctrl_c(single):
+    env = {**os.environ, "ROS_DOMAIN_ID": str(int(os.environ["ROS_DOMAIN_ID"]) + 100 + single), "AFFPLAN_LLM_BASE_URL": ""}
+    up = subprocess.Popen([sys.executable, "-m", "affplan_ros.cli", "up", "--quiet", *(["--single-process"] if single else [])],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     lines = []
     try:
         deadline = time.monotonic() + 60
@@ -31,11 +32,12 @@ def test_up_reports_ready_serves_and_stops_on_ctrl_c():
             lines.append(line)
             if "suite ready in" in line or not line:
                 break
-        ready = re.search(r"suite ready in ([\d.]+) s \(5 nodes, separate processes: (.*)\)", "".join(lines))
+        how = "in one process" if single else "separate processes: sim_world"
+        ready = re.search(rf"suite ready in ([\d.]+) s \(5 nodes, {how}", "".join(lines))
         assert ready, "".join(lines)
         assert "SCRIPTED language backend" in lines[0] and "AFFPLAN_LLM_BASE_URL" in "".join(lines)
         pids = [int(p) for p in subprocess.run(["pgrep", "-P", str(up.pid)], capture_output=True, text=True).stdout.split()]
-        assert len(pids) == 5
+        assert len(pids) == (1 if single else 5)
 
         shown = affplan("memory", "--json", env=env)
         assert shown.returncode == 0, shown.stderr
@@ -53,7 +55,7 @@ def test_up_reports_ready_serves_and_stops_on_ctrl_c():
 
 
 def test_ask_and_memory_say_clearly_when_no_suite_runs():
-    env = {"ROS_DOMAIN_ID": str(int(os.environ["ROS_DOMAIN_ID"]) + 101)}
+    env = {"ROS_DOMAIN_ID": str(int(os.environ["ROS_DOMAIN_ID"]) + 102)}
     asked = affplan("ask", "bring me a cup", env=env)
     assert asked.returncode == 2 and "no suite answers at /affplan/execute_task" in asked.stdout
     assert "affplan up" in asked.stdout

@@ -242,6 +242,20 @@ def test_restarting_planning_while_idle_keeps_memory_and_the_suite_works(suite, 
     assert "on banana0 counter0" in relations(memory_of(client)[0])
 
 
+def test_bad_tasks_are_refused_with_a_reason(client):
+    from action_msgs.msg import GoalStatus
+
+    from affplan_ros.srv import Command
+
+    got, _ = client.call(Command, "command", Command.Request(task="   "))
+    assert not got.accepted and "the task is empty" in got.message
+    got, _ = client.call(Command, "command", Command.Request(task="x" * 100_000))
+    assert not got.accepted and "the limit is 2000" in got.message
+    outcome, _ = run_task(client, "")
+    assert outcome.status == GoalStatus.STATUS_ABORTED and outcome.result.stop_reason == "rejected"
+    assert outcome.result.llm_calls == 0 and "empty" in outcome.result.message
+
+
 def test_task_while_a_skill_server_is_down_fails_clearly(suite, client):
     started, _ = suite
     sim = next(p for p in started.processes if p.name == "sim_world")
