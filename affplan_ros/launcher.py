@@ -48,9 +48,11 @@ class NodeProcess:
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 break
         if not self._ready.is_set():
+            exited = self.proc.poll()
             self.stop()
             time.sleep(0.1)  # let the reader collect the last lines
-            raise NodeStartError(f"{self.name} did not become ready within {timeout:.0f} s:\n" + "".join(self.output[-30:]))
+            why = f"exited with code {exited}" if exited is not None else f"did not become ready within {timeout:.0f} s"
+            raise NodeStartError(f"{self.name} {why}:\n" + "".join(self.output[-30:]))
         return self.ready_seconds or 0.0
 
     def _read(self) -> None:

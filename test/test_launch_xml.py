@@ -17,7 +17,7 @@ def test_each_robot_launch_file_names_real_executables_and_parameter_sections(ro
     for node in desc.nodes:
         argv = node.argv()
         assert argv[0] == sys.executable and argv[1].endswith(f"scripts/nodes/{node.executable}")
-        assert argv[argv.index("-r") + 1] == f"__node:={node.name}" and f"__ns:=/affplan" in argv
+        assert argv[argv.index("-r") + 1] == f"__node:={node.name}" and "__ns:=/affplan" in argv
         for path in node.params_files:
             sections = yaml.safe_load(open(path))
             assert "/**" in sections and f"/**/{node.name}" in sections, f"{path} has no section for {node.name}"

@@ -20,7 +20,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping, Optional, Sequence
+from typing import Mapping, Optional
 
 from .config import ENV_BASE_URL, ENV_KEY_NAME, ENV_MODEL, LLMConfig, config_from_env
 

@@ -219,6 +219,8 @@ def test_cancel_mid_execution_leaves_world_and_memory_consistent(client):
     got, error = client.call(Observe, "observe", Observe.Request(location=""))
     assert got is not None and got.success, error or got.message
     assert got.observation.location == robot_at == "table0"             # the first step (move) happened ...
+    boxes = {o.name: (o.bbox.width, o.bbox.height) for o in got.observation.objects}
+    assert boxes["banana0"][0] > 0 and boxes["banana0"][1] > 0        # the simulated camera's detections
     seen_rel = {" ".join((r.predicate, *r.arguments)) for r in got.observation.relations}
     assert "on banana0 table0" in seen_rel and "on banana0 table0" in relations(memory)  # ... the grasp did not
     assert not memory.last_plan.success
