@@ -2,7 +2,9 @@
 
 Nav2, MoveIt and the gripper controllers cannot be installed here. The fakes stand in at the
 drivers' protocol (robots/drivers.py: Navigator, Arm, Gripper) and print every call as a JSON
-line, so the test sees exactly which motions a skill commanded, in which order.
+line, so the test sees exactly which motions a skill commanded, in which order. With
+``--ros-drivers`` the real Nav2 and gripper drivers run instead, against fake_nav2.py's action
+servers; only MoveIt (a Python API, moveit_py) stays faked.
 """
 import json
 import sys
@@ -34,8 +36,17 @@ def main():
     from affplan_ros.nodes.base import run_node
     from affplan_ros.robots.skills import RobotSkillsNode
 
-    return run_node(lambda: RobotSkillsNode(drivers=lambda node, grippers, group: (FakeNavigator(), FakeArm(), FakeGripper())),
-                    sys.argv)
+    if "--ros-drivers" in sys.argv:
+        # The real Nav2 and gripper drivers (their ROS actions served by fake_nav2.py); MoveIt's
+        # Python API stays faked.
+        sys.argv.remove("--ros-drivers")
+        from affplan_ros.robots.drivers import GripperActions, Nav2Navigator
+
+        drivers = lambda node, grippers, group: (Nav2Navigator(node, node.nav_action, group), FakeArm(),  # noqa: E731
+                                                 GripperActions(node, grippers, group))
+    else:
+        drivers = lambda node, grippers, group: (FakeNavigator(), FakeArm(), FakeGripper())  # noqa: E731
+    return run_node(lambda: RobotSkillsNode(drivers=drivers), sys.argv)
 
 
 if __name__ == "__main__":

@@ -38,7 +38,7 @@ def calls(proc, since: int, settle: float = 0.3) -> list[dict]:
     return [json.loads(line) for line in proc.output[since:] if line.startswith("{")]
 
 
-def send(skill: str, **fields):
+def send(skill: str, server: str = "", **fields):
     from rclpy.action import ActionClient
     from ros_support import isolated_node, spin_until
 
@@ -46,7 +46,7 @@ def send(skill: str, **fields):
 
     action = interface_types("action")[skill]
     with isolated_node("skill_client") as (node, executor):
-        client = ActionClient(node, action, f"{NS}/skills/{skill.lower()}")
+        client = ActionClient(node, action, f"{NS}/{server or 'skills/' + skill.lower()}")
         assert client.wait_for_server(timeout_sec=20.0)
         sent = client.send_goal_async(action.Goal(**fields))
         assert spin_until(executor, sent.done, 10.0) and sent.result().accepted
@@ -102,3 +102,43 @@ def test_without_nav2_and_moveit_the_node_says_what_to_install():
                            "--ros-args", "--params-file", str(CONFIG)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
     assert "Nav2 is not installed (no nav2_msgs)" in done.stderr
+
+
+def test_nav2_and_gripper_drivers_speak_their_ros_actions(fake_robot_interfaces):
+    """The real Nav2Navigator and GripperActions against servers of the same action types."""
+    from affplan_ros.launcher import NodeProcess, params_file_for
+    from affplan_ros.msg import FailureObservation
+
+    env = dict(fake_robot_interfaces)
+    servers = NodeProcess([sys.executable, str(HERE / "fake_nav2.py")], env=env, name="fake_nav2")
+    poses = params_file_for(f"{NS}/robot_skills", {"object_poses": ["cup0 1.2 1.0 0.8"]})
+    robot = NodeProcess([sys.executable, str(HERE / "fake_robot.py"), "--ros-drivers", "--ros-args",
+                         "-r", "__node:=robot_skills", "-r", f"__ns:={NS}", "-r", "skills/grasp:=skills2/grasp",
+                         "-r", "skills/navigate:=skills2/navigate", "--params-file", str(CONFIG), "--params-file", poses],
+                        env=env, name="robot_skills_ros")
+    try:
+        res = send("Navigate", agent="robot0", to_location="table0", server="skills2/navigate")
+        assert res.success, res.failure.why
+        got = calls(servers, 0)
+        assert got == [{"server": "navigate_to_pose", "frame": "map", "x": 1.2, "y": 0.4, "qz": 0.707}]
+        res = send("Navigate", agent="robot0", to_location="x", goal_pose=[far_pose()], server="skills2/navigate")
+        assert not res.success and res.failure.code == FailureObservation.CODE_PHYSICAL
+        assert res.failure.why == "Nav2 failed: no path to the goal"
+        n = len(servers.output)
+        assert send("Grasp", agent="robot0", object="cup0", support="table0", location="table0",
+                    server="skills2/grasp").success
+        assert [(c["server"], c["position"]) for c in calls(servers, n)] == [
+            ("/gripper_left_controller/gripper_cmd", 0.08), ("/gripper_left_controller/gripper_cmd", 0.0)]
+    finally:
+        robot.stop()
+        servers.stop()
+
+
+def far_pose():
+    from geometry_msgs.msg import PoseStamped
+
+    pose = PoseStamped()
+    pose.header.frame_id = "map"
+    pose.pose.position.x = 99.0
+    pose.pose.orientation.w = 1.0
+    return pose
