@@ -57,6 +57,7 @@ def backend_label(conf: Optional[LLMConfig], environ: Optional[Mapping[str, str]
 # -- the scripted backend --------------------------------------------------------------------
 
 _REQUEST = re.compile(r'The user\'s request: "(.*)"')
+_GOAL_REQUEST = re.compile(r'The user asks: "(.*)"')
 
 
 def task_key(text: str) -> str:
@@ -105,6 +106,14 @@ class ScriptedTasks:
                     return FakeReply(status=400, error_message=(
                         f"the SCRIPTED language backend ({self.source}) has answers only for: "
                         f"{'; '.join(self.known())}. For any other task, {CONFIGURE_HELP}"))
+            elif kind == "goal" and len(users) == 1:
+                # A goal asked for outside a tool loop (PlanTask alone, `affplan ask --plan-only`):
+                # switch to that task if it is another known one.
+                found = _GOAL_REQUEST.search(last)
+                key = task_key(found.group(1)) if found else ""
+                if key in self.tasks and key != self._current:
+                    self._current = key
+                    self._queues = {k: list(v) for k, v in self.tasks[key].items()}
             queue = self._queues.get(kind)
             if not queue:
                 return FakeReply(status=400, error_message=(

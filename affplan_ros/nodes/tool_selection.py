@@ -235,7 +235,12 @@ class TaskRun:
         """Plan the whole task once and report; nothing moves and memory does not change."""
         attempt = RemotePlanner(self).plan(task, None, partial=False)
         plan = self.last_plan if attempt.ok else Plan()
-        return self.finish(attempt.ok, "done" if attempt.ok else "failed", attempt.message, t0, plan)
+        res = ExecuteTask.Result(success=attempt.ok, stop_reason="done" if attempt.ok else "failed",
+                                 message=attempt.message, final_plan=plan, seconds=time.monotonic() - t0)
+        if attempt.goal is not None:
+            g = attempt.goal
+            res.llm_calls, res.prompt_tokens, res.completion_tokens = g.rounds, g.prompt_tokens, g.completion_tokens
+        return self.close(res)
 
     def on_round(self, event: str, rec) -> None:
         tool = (rec.tool or "").lower()

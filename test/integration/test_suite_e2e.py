@@ -96,12 +96,12 @@ def client(suite):
         yield c
 
 
-def run_task(client, task, person=None, cancel_when=None, timeout=120.0):
+def run_task(client, task, person=None, cancel_when=None, timeout=120.0, plan_only=False):
     """(outcome, feedback messages) of ``task`` sent through the ExecuteTask action."""
     seen: list[str] = []
     say = lambda _tag, text: seen.append(text)  # noqa: E731
     stop = (lambda: any(cancel_when(m) for m in seen)) if cancel_when else (lambda: False)
-    outcome = client.run_task(task, say, person=person, timeout=timeout, interrupted=stop)
+    outcome = client.run_task(task, say, person=person, timeout=timeout, interrupted=stop, plan_only=plan_only)
     assert outcome is not None, seen
     return outcome, seen
 
@@ -224,6 +224,17 @@ def test_cancel_mid_execution_leaves_world_and_memory_consistent(client):
     seen_rel = {" ".join((r.predicate, *r.arguments)) for r in got.observation.relations}
     assert "on banana0 table0" in seen_rel and "on banana0 table0" in relations(memory)  # ... the grasp did not
     assert not memory.last_plan.success
+
+
+def test_plan_only_plans_without_moving_anything(client):
+    from action_msgs.msg import GoalStatus
+
+    before = memory_of(client)[1].json
+    outcome, seen = run_task(client, "Give me the banana", plan_only=True)
+    assert outcome.status == GoalStatus.STATUS_SUCCEEDED, seen
+    assert [s.action for s in outcome.result.final_plan.steps][-1] == "handover"
+    assert outcome.result.llm_calls == 1 and not any(m.startswith("step ") for m in seen)
+    assert memory_of(client)[1].json == before
 
 
 def test_restarting_planning_while_idle_keeps_memory_and_the_suite_works(suite, client):

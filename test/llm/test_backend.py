@@ -41,6 +41,8 @@ def test_scripted_backend_answers_per_task_and_kind_and_declines_others():
                 assert client.complete(goal).text == "(and (inhand apple0 human0))"
             with pytest.raises(LLMError, match="has answers only for: bring me the apple.*AFFPLAN_LLM_BASE_URL"):
                 client.complete(first_question("make me a sandwich"))
+            # a goal asked for on its own (plan only) finds its task too
+            assert client.complete(goal).text == "(and (inhand apple0 human0))"
     finally:
         backend.close()
 
