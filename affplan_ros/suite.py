@@ -13,7 +13,7 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Mapping, Optional
+from typing import Callable, Mapping, Optional, Sequence
 
 ROBOTS = ("sim", "tiago", "armar")
 
@@ -54,13 +54,18 @@ class Suite:
 def start_suite(robot: str = "sim", launch_args: Optional[Mapping[str, str]] = None, *,
                 env: Optional[Mapping[str, str]] = None, on_line: Optional[Callable[[str, str], None]] = None,
                 ready_timeout: float = 60.0, launch_path: Optional[Path] = None,
-                single_process: bool = False) -> Suite:
+                single_process: bool = False, nodes: Optional[Sequence[str]] = None) -> Suite:
     """Start every node of the robot's launch file at once and wait until all are ready
-    (``single_process``: all of them composed in one process)."""
-    from affplan_ros.launch_xml import parse_launch, single_process_argv
+    (``single_process``: all of them composed in one process; ``nodes``: only these)."""
+    from affplan_ros.launch_xml import LaunchError, parse_launch, single_process_argv
     from affplan_ros.launcher import NodeProcess, NodeStartError
 
     description = parse_launch(launch_path or launch_file(robot), launch_args)
+    if nodes is not None:
+        unknown = set(nodes) - {n.name for n in description.nodes}
+        if unknown:
+            raise LaunchError(f"{description.path} launches no node(s) {', '.join(sorted(unknown))}")
+        description.nodes = [n for n in description.nodes if n.name in nodes]
     suite = Suite(description)
     started = time.monotonic()
     try:

@@ -23,12 +23,12 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from visualization_msgs.msg import MarkerArray
 
-from affplan_ros.core.memory import Memory, PlanRecord
+from affplan_ros.core.memory import Memory, ObjectRecord, PlanRecord
 from affplan_ros.core.oam import load_oam
 from affplan_ros.core.scenario import ScenarioError, load_scenario
 from affplan_ros.msg import MemorySnapshot, SceneObservation
 from affplan_ros.nodes.base import LATCHED_QOS, declare, declare_locations, require, run_node
-from affplan_ros.nodes.convert_memory import memory_to_msg, observation_from_msg, relation_from_msg
+from affplan_ros.nodes.convert_memory import class_of, memory_to_msg, observation_from_msg, relation_from_msg
 from affplan_ros.nodes.markers import memory_markers
 from affplan_ros.srv import GetMemory, ResetMemory, UpdateMemory
 
@@ -44,6 +44,8 @@ class MemoryNode(Node):
         self.frame_id = declare(self, "frame_id", "map", "frame of the RViz markers and location poses")
         self.robot = declare(self, "robot_agent", "robot0", "the robot's name in the plans")
         start = declare(self, "robot_start", "", "location the robot starts at when no scenario says ('' = unknown)")
+        self._human = declare(self, "human_agent", "human0", "the person's name in the plans ('' = nobody to help)")
+        self._human_start = declare(self, "human_start", "", "where the person is when no scenario says ('' = unknown)")
         self.poses = declare_locations(self)
         require(bool(self.frame_id), "frame_id must not be empty")
         try:
@@ -81,12 +83,20 @@ class MemoryNode(Node):
 
             sim = SimulatedExecutor(self._scenario.scene, oam=self.oam, robot=self.robot)
             return sim.initial_memory(self._scenario.explored_locations())
+        # A robot: the agents and the configured places (named class + number, e.g. table0);
+        # what is at each place is unknown until it is explored.
         memory = Memory()
+        for name in [self.robot, self._human, *self.poses]:
+            if name:
+                cls = class_of(name)
+                affordances = sorted(self.oam.affordances_of(cls)) if cls in self.oam else []
+                memory.objects[name] = ObjectRecord(name, cls, int(name[len(cls):] or 0), tuple(affordances))
         for name in self.poses:
             memory.add_location(name)
-        if self._robot_start:
-            memory.add_location(self._robot_start)
-            memory.set_agent_location(self.robot, self._robot_start)
+        for agent, start in ((self.robot, self._robot_start), (self._human, self._human_start)):
+            if agent and start:
+                memory.add_location(start)
+                memory.set_agent_location(agent, start)
         return memory
 
     # -- publishing ------------------------------------------------------------------------

@@ -1,0 +1,30 @@
+"""The Tiago++ and ARMAR launch files: their task-level nodes start with the robot's config and
+talk (robot_skills needs Nav2 and MoveIt, which are tested with stand-ins in test_robot_skills.py)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytestmark = pytest.mark.ros
+
+
+@pytest.mark.parametrize("robot", ["tiago", "armar"])
+def test_task_level_nodes_come_up_with_the_robot_config(robot):
+    from affplan_ros.srv import GetMemory, PlanTask
+    from affplan_ros.suite import start_suite
+    from affplan_ros.task_client import SuiteClient
+
+    env = {"AFFPLAN_LLM_BASE_URL": "http://127.0.0.1:9/v1", "AFFPLAN_LLM_API_KEY_ENV": ""}  # nothing listens there
+    with start_suite(robot, env=env, nodes=("executor", "memory", "planning", "tool_selection")) as suite:
+        assert [p.name for p in suite.processes] == ["executor", "memory", "planning", "tool_selection"]
+        with SuiteClient("/affplan", f"{robot}_test") as client:
+            got, error = client.call(GetMemory, "get_memory", GetMemory.Request())
+            assert got is not None, error
+            memory = json.loads(got.json)
+            assert {l["name"] for l in memory["locations"]} == {"table0", "counter0", "refrigerator0"}
+            assert ["at", "robot0", "counter0"] in memory["relations"] and ["at", "human0", "table0"] in memory["relations"]
+            assert {l.name: l.pose[0].pose.position.x for l in got.memory.locations}["table0"] == 1.2
+            # planning reaches the configured (dead) endpoint and says so, bounded
+            plan, error = client.call(PlanTask, "plan_task", PlanTask.Request(task="go to the table"), timeout=120)
+            assert plan is not None and not plan.success and "127.0.0.1:9" in plan.message, (error, plan)
