@@ -95,6 +95,8 @@ class SuiteClient:
         self.node = rclpy.create_node(f"{name}_{os.getpid()}", context=self.context)
         self.executor = MultiThreadedExecutor(num_threads=4, context=self.context)
         self.executor.add_node(self.node)
+        self._clients: dict = {}
+        self._ready: set = set()
         self._spin = threading.Thread(target=self._spin_forever, daemon=True)
         self._spin.start()
 
@@ -125,29 +127,51 @@ class SuiteClient:
     def __exit__(self, *exc) -> None:
         self.close()
 
+    def _client(self, kind: str, iface, relative: str, wait_s: float):
+        """One client per service/action for the life of this node, or None if no server answers.
+
+        Reused because a request is volatile: a response sent before the server has discovered
+        a brand-new client is lost. A new client therefore waits a moment after it sees the
+        server, so that the server sees it too."""
+        from rclpy.action import ActionClient
+
+        from affplan_ros.nodes.base import wait_for_action
+
+        key = (kind, relative)
+        client = self._clients.get(key)
+        if client is None:
+            name = self.name(relative)
+            client = ActionClient(self.node, iface, name) if kind == "action" else self.node.create_client(iface, name)
+            self._clients[key] = client
+        if key not in self._ready:
+            found = (wait_for_action(self.node, client, self.name(relative), wait_s) if kind == "action"
+                     else client.wait_for_service(timeout_sec=wait_s))
+            if not found:
+                return None
+            time.sleep(0.3)
+            self._ready.add(key)
+        return client
+
     def call(self, srv_type, relative: str, request, timeout: float = 10.0):
         """(response, "") or (None, why)."""
         from affplan_ros.nodes.base import call_service
 
-        client = self.node.create_client(srv_type, self.name(relative))
-        try:
-            return call_service(client, request, timeout, wait_s=min(timeout, 5.0), node=self.node)
-        finally:
-            self.node.destroy_client(client)
+        client = self._client("service", srv_type, relative, min(timeout, 5.0))
+        if client is None:
+            return None, f"no service answers at {self.name(relative)}"
+        return call_service(client, request, timeout, wait_s=min(timeout, 5.0), node=self.node)
 
     def run_task(self, task: str, say: Transcript, *, person: Optional[Person] = None, plan_only: bool = False,
                  max_rounds: int = 0, timeout: float = 600.0, wait_s: float = 5.0,
                  interrupted: Callable[[], bool] = lambda: False) -> Optional[TaskOutcome]:
         """Send ``task`` and print its progress; None (after saying why) when no suite answers."""
-        from rclpy.action import ActionClient
-
         from affplan_ros.action import ExecuteTask
-        from affplan_ros.nodes.base import FutureWait, wait_for_action
+        from affplan_ros.nodes.base import FutureWait
         from affplan_ros.srv import AskHuman
 
         name = self.name("execute_task")
-        client = ActionClient(self.node, ExecuteTask, name)
-        if not wait_for_action(self.node, client, name, wait_s):
+        client = self._client("action", ExecuteTask, "execute_task", wait_s)
+        if client is None:
             say("error", f"no suite answers at {name} (ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}): "
                          "start one with `affplan up`, or check --namespace and ROS_DOMAIN_ID")
             return None
@@ -164,7 +188,10 @@ class SuiteClient:
             say("task", repr(task))
             sent = FutureWait(client.send_goal_async(ExecuteTask.Goal(task=task, plan_only=plan_only, max_rounds=max_rounds),
                                                      feedback_callback=on_feedback))
-            if sent.until(time.monotonic() + 10.0) != "done" or not sent.future.result().accepted:
+            if sent.until(time.monotonic() + 15.0) != "done":
+                say("error", f"no answer from {name} within 15 s")
+                return None
+            if not sent.future.result().accepted:
                 say("error", "the suite refused the task: it is busy with another one")
                 return None
             handle = sent.future.result()
@@ -182,7 +209,6 @@ class SuiteClient:
         finally:
             if service is not None:
                 self.node.destroy_service(service)
-            client.destroy()
 
 
 def print_result(say: Transcript, outcome: TaskOutcome) -> None:

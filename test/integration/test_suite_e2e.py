@@ -85,6 +85,8 @@ def suite(tmp_path_factory):
     finally:
         codes = started.stop()
         server.stop()
+        for proc in started.processes:  # kept for a failed run: what each node logged
+            (tmp / f"{proc.name}.log").write_text("".join(proc.output))
     assert all(code in (0, -9) for code in codes.values()), codes
 
 
