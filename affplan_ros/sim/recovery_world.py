@@ -23,6 +23,7 @@ from affplan_ros.core.recovery.belief import parse_condition
 from affplan_ros.core.recovery.feedback import format_detail
 from affplan_ros.core.recovery.grounding import GroundingAnswer, GroundingPredicate, load_grounding
 from affplan_ros.core.recovery.knowledge import EnvironmentProperty
+from affplan_ros.core.recovery.lasp import object_scene
 from affplan_ros.core.scene import Scene
 from affplan_ros.core.simulate import state_to_scene, substitute
 
@@ -201,22 +202,7 @@ class ScenarioExecutor(SimulatedExecutor):
 
     def object_scene(self, names: Sequence[str]) -> Scene:
         """The objects as they are now, with what holds them and the locations they are at."""
-        now = state_to_scene(self.task, self.world.state)
-        keep = set(names)
-        frontier = list(names)
-        while frontier:
-            o = frontier.pop()
-            for r in now.relations:
-                if r.predicate in ("on", "in", "liquid_in") and len(r.args) == 2 and r.args[0] == o \
-                        and r.args[1] not in keep:
-                    keep.add(r.args[1])
-                    frontier.append(r.args[1])
-        for loc in now.locations.values():
-            if keep & set(loc.objects):
-                keep.add(loc.name)
-        part = now.subset(keep)
-        part.relations = [r for r in part.relations if any(a in names for a in r.args)]
-        return part
+        return object_scene(state_to_scene(self.task, self.world.state), names)
 
     def properties(self) -> dict[str, EnvironmentProperty]:
         return {p.name: EnvironmentProperty(p.name, p.description, p.true) for p in self.scenario.properties.values()}

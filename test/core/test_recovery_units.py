@@ -277,3 +277,15 @@ def test_scenario_errors_name_the_field(tmp_path, edit, message) -> None:
     with pytest.raises(ScenarioError) as err:
         load_scenario(p)
     assert message in str(err.value) and "bad.yaml" in str(err.value)
+
+
+def test_scene_environment_offers_objects_with_what_holds_them() -> None:
+    from affplan_ros.core.recovery.lasp import SceneEnvironment
+
+    sc = scenario("lasp_heat_sandwich_2")
+    env = SceneEnvironment(sc.truth)
+    assert ("plate0", "plate") in env.known_objects() and ("robot0", "robot") not in env.known_objects()
+    part = env.object_scene(["plate0"])
+    assert set(part.objects) == {"plate0", "cupboard0"} and "cupboard0" in part.locations
+    assert {(r.predicate, r.args) for r in part.relations} == {("on", ("plate0", "cupboard0"))}
+    assert env.properties() == {}

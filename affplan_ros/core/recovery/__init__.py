@@ -15,4 +15,26 @@
 * :mod:`.grounding` - IALP's grounding predicates (detected, graspable, reachable, placeable)
   behind a provider protocol; :mod:`.stepwise` - IALP's candidate-scored step planner;
 * :mod:`.runner` - the task-level loop tying them together, bounded, with stop reasons.
+
+Wiring into the ROS nodes (what the nodes must call; the nodes themselves are issue 5's):
+
+* ``sim_world``: for a ``.yaml`` scenario, ``ScenarioWorld(load_scenario(path))``
+  (``affplan_ros.sim``) instead of ``SimWorld(scene)`` - same ``execute(candidates)``; its
+  failures already carry the structured ``detail`` through ``FailureObservation``.
+* ``tool_selection`` (AutoGPT+P loop, re-tool): wrap the ExecutePlan client (an ``Executor``)
+  in ``RecoveringExecutor(client, lambda: Belief(memory.scene(), domain),
+  MidLevelRepairer(load_rules(rules_file)) or None, FeedbackLevel.parse(feedback_level))``;
+  ``ToolSelectionLoop`` already applies its ``executed_steps`` and ``observed`` facts to memory.
+  The client must run one step per call (the wrapper calls ``execute([step])``).
+* learning and restart (LASP): at start-up ``store = KnowledgeStore.open(knowledge_file)``
+  (a parameter; a malformed file raises ``KnowledgeFileError`` - report it, keep running
+  without learned knowledge); per task ``domain, notes = store.apply(Domain.default(oam))`` and
+  plan with ``domain.build_kwargs()`` (``TaskPlanner(build_kwargs=...)``), adding
+  ``store.property_relations(scene, environment.properties())`` to the scene. To learn, run
+  the task with ``RecoveryRunner(llm, ReplanGoalPromptBuilder(), executor, Domain.default(oam),
+  store, lasp_prompter=LaspPromptBuilder(), environment=SceneEnvironment(<memory scene of all perceived objects>),
+  grounding=UnavailableGrounding() or CallbackGrounding({...}), config=RecoveryConfig(...),
+  on_event=<ExecuteTask feedback>)`` and report ``result.stop_reason`` / ``result.message`` /
+  ``result.learned`` in the ExecuteTask result. The store writes the file when it learns, so a
+  restarted node plans with it.
 """

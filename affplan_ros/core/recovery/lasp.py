@@ -64,6 +64,46 @@ class RecoveryEnvironment(Protocol):
         ...
 
 
+def object_scene(scene: Scene, names: Sequence[str]) -> Scene:
+    """``names`` from ``scene`` with what holds them (on/in, transitively) and the locations
+    they are at, and the relations that mention them: what adding them to a problem needs."""
+    keep = set(names)
+    frontier = list(names)
+    while frontier:
+        o = frontier.pop()
+        for r in scene.relations:
+            if r.predicate in ("on", "in", "liquid_in") and len(r.args) == 2 and r.args[0] == o \
+                    and r.args[1] not in keep:
+                keep.add(r.args[1])
+                frontier.append(r.args[1])
+    for loc in scene.locations.values():
+        if keep & set(loc.objects):
+            keep.add(loc.name)
+    part = scene.subset(keep)
+    part.relations = [r for r in part.relations if any(a in names for a in r.args)]
+    return part
+
+
+@dataclass
+class SceneEnvironment:
+    """A :class:`RecoveryEnvironment` over a scene of everything the robot has perceived (on a
+    robot: the memory's full scene, beyond the objects a problem was planned with) and the
+    object properties a knowledge base can evaluate (none by default: then LASP cannot declare
+    new properties, and says so)."""
+
+    scene: Scene
+    known_properties: dict = field(default_factory=dict)   # name -> EnvironmentProperty
+
+    def known_objects(self) -> list[tuple[str, str]]:
+        return [(n, o.class_name) for n, o in sorted(self.scene.objects.items()) if not o.is_agent]
+
+    def object_scene(self, names: Sequence[str]) -> Scene:
+        return object_scene(self.scene, names)
+
+    def properties(self) -> dict[str, EnvironmentProperty]:
+        return dict(self.known_properties)
+
+
 @dataclass(frozen=True)
 class FailureContext:
     task: str

@@ -242,7 +242,7 @@ class RecoveryRunner:
             scene.add_relation(rel.predicate, *rel.args)
         domain, scene = self._ground(domain, scene, res)
         belief = Belief(scene, domain)
-        lasp = (Lasp(self.llm, self.lasp_prompter, self.knowledge, self.environment,
+        lasp = (Lasp(self.llm, self.lasp_prompter, self.knowledge, self.environment, max_seconds=cfg.max_seconds,
                      complete_objects=lambda b, added, props: self._complete(b, added, props, res))
                 if cfg.learn and self.lasp_prompter is not None else None)
         repairer = MidLevelRepairer(load_rules(cfg.rules_file, cfg.rules)) if cfg.repair else None
