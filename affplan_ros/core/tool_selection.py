@@ -381,8 +381,16 @@ class ToolSelectionLoop:
         record = PlanRecord(kind, request, attempt.goal_text, rec.plan, attempt.plan.cost)
         memory.last_plan = record
         run = self.executor.execute(steps)
-        memory.apply_steps(steps[:run.steps_done], oam=self.oam)
-        result.plan_cost += attempt.cost_of(steps[:run.steps_done])
+        # A recovering executor (core/recovery/executive.py) may have repaired the plan at mid
+        # level: it reports the steps that ran, and the facts its failure observed.
+        done = getattr(run, "executed_steps", None)
+        done = list(done) if done is not None else steps[:run.steps_done]
+        memory.apply_steps(done, oam=self.oam)
+        if getattr(run, "observed", ()):
+            from .recovery.belief import observe_memory
+
+            observe_memory(memory, run.observed)
+        result.plan_cost += attempt.cost_of(done)
         record.executed, record.success, record.message = True, run.success, run.message
         rec.executed = run.success
         if not run.success:
