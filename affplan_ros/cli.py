@@ -8,6 +8,7 @@ import argparse
 import sys
 from typing import Callable, Sequence
 
+from affplan_ros import oam_commands
 from affplan_ros.env import load_env
 
 EPILOG = """\
@@ -37,9 +38,19 @@ BENCHMARKS = [
     ("autogptp", "AutoGPT+P tool-selection benchmark (paper Table VII)", 4),
     ("alternative", "alternative suggestion benchmark (paper Table III)", 4),
     ("oam", "LLM object-affordance mapping against ground truth (paper Table II)", 6),
+    ("perception", "detector inference and OAD time per frame on drawn camera images (CPU)", 6),
     ("recovery", "failure recovery: LASP and CoPAL cases", 7),
     ("tokens", "prompt and completion tokens per prompt kind", 8),
 ]
+
+
+def _lazy(module: str, function: str) -> Callable[[argparse.Namespace], int]:
+    """A subcommand implemented in affplan_ros.<module>, imported only when it runs."""
+    def run(args: argparse.Namespace) -> int:
+        import importlib
+
+        return getattr(importlib.import_module(f"affplan_ros.{module}"), function)(args)
+    return run
 
 
 def _bench_module(name: str):
@@ -112,8 +123,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Start every node of a robot's launch file (launch/<robot>.launch.xml) as a separate "
                                    "process, with the same executables, parameters and remappings `ros2 launch` would use, "
                                    "and print the measured time until all are ready. Ctrl-C stops them all. Without an "
-                                   "LLM endpoint (AFFPLAN_LLM_BASE_URL) the language backend is the SCRIPTED one of "
-                                   "config/demo.yaml, which knows only its sample task.",
+                                   "LLM endpoint (AFFPLAN_LLM_BASE_URL) the nodes' language backend is the offline "
+                                   "instruction interpreter, which declines what it does not understand.",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="examples:\n  affplan up\n  affplan up --scenario config/scenarios/kitchen.txt\n"
                               "  affplan up --robot tiago --arg namespace:=robot1")
@@ -148,10 +159,12 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--classes", nargs="+", required=True, help="object classes, e.g. mug spatula")
     q.add_argument("--strategy", choices=["list", "yesno", "logic"], default="logic",
                    help="how to ask the LLM (AutoGPT+P Table II; default: %(default)s)")
-    q.set_defaults(func=_not_yet("oam generate", 6))
+    oam_commands.configure_generate(q)
+    q.set_defaults(func=_lazy("oam_commands", "generate"))
     q = oam.add_parser("show", help="print the affordances of object classes")
     q.add_argument("classes", nargs="*", help="classes to show (default: all)")
-    q.set_defaults(func=_not_yet("oam show", 3))
+    oam_commands.configure_show(q)
+    q.set_defaults(func=_lazy("oam_commands", "show"))
 
     p = sub.add_parser("bench", help="run a benchmark and write results.json, summary.md and a plot",
                        description="Benchmarks write their results to --out; they are commands, not tests.")

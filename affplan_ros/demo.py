@@ -20,48 +20,42 @@ def run_demo(args: argparse.Namespace) -> int:
     # Heavy imports here, not at module level: `affplan --help` stays instant.
     from affplan_ros.launch_xml import LaunchError
     from affplan_ros.launcher import NodeStartError
-    from affplan_ros.llm.backend import CONFIGURE_HELP, scripted_tasks_file, select_backend, task_key
-    from affplan_ros.suite import start_suite
+    from affplan_ros.llm.config import CONFIGURE_HELP
+    from affplan_ros.suite import backend_label, start_suite
     from affplan_ros.task_client import Person, SuiteClient, Transcript, print_result
 
     path = config_file("demo.yaml")
     config = yaml.safe_load(path.read_text(encoding="utf-8"))
     task = args.task or config["task"]
-    script, source = scripted_tasks_file(path)
-    backend = select_backend(script, source)
-    if backend.kind == "scripted" and task_key(task) not in {task_key(t) for t in script}:
-        backend.close()
-        print(f"affplan demo: no LLM endpoint is configured, and the scripted backend only knows the sample "
-              f"task {config['task']!r}; {CONFIGURE_HELP}.")
-        return 2
-
     # The demo's nodes get a DDS domain of their own so they never meet a running suite.
     os.environ.setdefault("ROS_DOMAIN_ID", str(random.randint(102, 199)))
     os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
     say = Transcript()
-    say("llm", backend.label)
-    if backend.kind == "scripted":
-        say.more(CONFIGURE_HELP)
+    label, offline = backend_label()
+    say("llm", label)
+    if offline:
+        say.more(CONFIGURE_HELP + " for requests it does not understand")
+    launch_args = {"time_scale": str(config.get("time_scale", 0.25)),
+                   "scenario": str(path.parent / config.get("scenario", "scenarios/kitchen.yaml"))}
     try:
-        try:
-            suite = start_suite("sim", {"time_scale": str(config.get("time_scale", 0.25))}, env=backend.child_env())
-        except (LaunchError, NodeStartError) as exc:
-            say("error", f"the suite did not start: {exc}")
-            return 1
-        with suite:
-            scenario = suite.description.args["scenario"][0]
-            say("suite", f"{len(suite.processes)} nodes up in {suite.seconds:.1f} s, each its own process "
-                         f"({', '.join(p.name for p in suite.processes)}; ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']})")
-            say.more(f"simulated world: {os.path.basename(scenario)}")
-            with SuiteClient("/affplan", "affplan_demo") as client:
-                outcome = client.run_task(task, say, person=Person(say, "yes"), timeout=300.0)
-                if outcome is None:
-                    return 1
-                print_result(say, outcome)
-                show_memory(client, say)
-                return 0 if outcome.result.success else 1
-    finally:
-        backend.close()
+        suite = start_suite("sim", launch_args)
+    except (LaunchError, NodeStartError) as exc:
+        say("error", f"the suite did not start: {exc}")
+        return 1
+    with suite:
+        say("suite", f"{len(suite.processes)} nodes up in {suite.seconds:.1f} s, each its own process "
+                     f"({', '.join(p.name for p in suite.processes)}; ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']})")
+        say.more(f"simulated world: {config.get('scenario')}")
+        with SuiteClient("/affplan", "affplan_demo") as client:
+            outcome = client.run_task(task, say, person=Person(say, "yes"), timeout=300.0)
+            if outcome is None:
+                return 1
+            print_result(say, outcome)
+            if outcome.result.stop_reason == "rejected":
+                say.more("nothing was planned or executed; " + CONFIGURE_HELP)
+                return 2
+            show_memory(client, say)
+            return 0 if outcome.result.success else 1
 
 
 def show_memory(client, say) -> None:

@@ -86,11 +86,24 @@ def start_suite(robot: str = "sim", launch_args: Optional[Mapping[str, str]] = N
     return suite
 
 
+def backend_label() -> tuple[str, bool]:
+    """(what answers the nodes' language questions, whether it is the offline interpreter): the
+    nodes choose with the same factory (``llm/backends.py``) and the same environment."""
+    from affplan_ros.llm.backends import make_backend
+    from affplan_ros.llm.client import MissingAPIKeyError
+
+    try:
+        backend = make_backend()
+    except MissingAPIKeyError as exc:
+        return f"none usable: {exc}", False
+    backend.close()
+    return backend.label, backend.kind == "offline"
+
+
 def run_up(args: argparse.Namespace) -> int:
     from affplan_ros.launch_xml import LaunchError
     from affplan_ros.launcher import NodeStartError
-    from affplan_ros.llm.backend import CONFIGURE_HELP, scripted_tasks_file, select_backend
-    from affplan_ros.env import config_file
+    from affplan_ros.llm.config import CONFIGURE_HELP
 
     dds_defaults()
     launch_args = {}
@@ -106,21 +119,18 @@ def run_up(args: argparse.Namespace) -> int:
             print(f"affplan up: --arg {item!r}: write NAME:=VALUE", file=sys.stderr)
             return 2
         launch_args[key] = value
-    script, source = scripted_tasks_file(config_file("demo.yaml"))
-    backend = select_backend(script, source)
-    print(f"language backend: {backend.label}", flush=True)
-    if backend.kind == "scripted":
-        print(f"  it knows only: {'; '.join(repr(t) for t in script)}; {CONFIGURE_HELP}", flush=True)
+    label, offline = backend_label()
+    print(f"language backend: {label}", flush=True)
+    if offline:
+        print(f"  {CONFIGURE_HELP} for requests it does not understand", flush=True)
 
     def echo(name: str, line: str) -> None:
         if not args.quiet:
             print(f"[{name}] {line.rstrip()}", flush=True)
 
     try:
-        suite = start_suite(args.robot, launch_args, env=backend.child_env(), on_line=echo,
-                            single_process=args.single_process)
+        suite = start_suite(args.robot, launch_args, on_line=echo, single_process=args.single_process)
     except (LaunchError, NodeStartError) as exc:
-        backend.close()
         print(f"affplan up: {exc}", file=sys.stderr)
         return 1
     parts = ", ".join(f"{p.name} {p.ready_seconds:.1f} s" for p in suite.processes)
@@ -144,6 +154,5 @@ def run_up(args: argparse.Namespace) -> int:
         return 0
     finally:
         codes = suite.stop()
-        backend.close()
         bad = {n: c for n, c in codes.items() if c not in (0, None) and n not in reported}
         print("suite stopped" + (f" (exit codes: {bad})" if bad else ""), flush=True)

@@ -112,8 +112,9 @@ def init_worker(cfg: dict) -> None:
     from .scripted import WorkerLLM
 
     _W.clear()
-    _W["llm"] = WorkerLLM(cfg["llm"])
-    _W["suggester"] = make_alternative_suggester(_W["llm"].client, load_oam_spec(cfg["oam"]), method=cfg["method"])
+    oam = load_oam_spec(cfg["oam"])
+    _W["llm"] = WorkerLLM(cfg["llm"], oam=oam)
+    _W["suggester"] = make_alternative_suggester(_W["llm"].client, oam, method=cfg["method"])
 
 
 def run_cases(cases: Sequence[dict], worker: dict, jobs: int = 1) -> list[dict]:

@@ -191,7 +191,7 @@ def init_worker(cfg: dict) -> None:
     _W.clear()
     _W["cfg"] = cfg
     _W["oam"] = load_oam_spec(cfg["oam"])
-    _W["llm"] = WorkerLLM(cfg["llm"])
+    _W["llm"] = WorkerLLM(cfg["llm"], oam=_W.get("oam"))
     try:
         from ..core.semantic_check import SemanticChecker
 
@@ -348,6 +348,10 @@ def set_stats(rows: Sequence[dict]) -> dict:
         "minimal_tools": sum(r["minimal_tools"] for r in rows),
         "minimal_plan": sum(r["minimal_plan"] for r in rows),
         "errors": sum(r["error"] is not None for r in rows),
+        # The backend said it is not sure (offline interpreter): stopped instead of guessing.
+        "declined": sum(r["stop_reason"] in ("declined", "no_tool") and not r["success"] for r in rows),
+        "declined_after_acting": sum(r["stop_reason"] in ("declined", "no_tool") and not r["success"]
+                                     and bool(r["executed"]) for r in rows),
         "tool_calls": sum(r["tool_calls"] for r in rows),
         "min_tool_calls": sum(r["min_tool_calls"] or 0 for r in rows),
         "rounds": sum(r["rounds"] for r in rows),
@@ -398,8 +402,11 @@ def summary_markdown(report: dict) -> str:
          f"- wall time {report['seconds']:.0f} s",
          "- success: after the loop the simulated world satisfies the desired goal. minimal tool calls: "
          "success with at most min_tool_calls tools run. minimal plan: success with executed plans costing "
-         "at most min_costs (moves made to explore not counted).\n"]
-    head = ["Set", "Cases", "Success", "Minimal tool calls", "Minimal plan cost", "Tool calls (ours / min)",
+         "at most min_costs (moves made to explore not counted). declined: the backend stopped the loop "
+         "(declined or FAILURE) instead of guessing; in brackets, those that had executed a partial "
+         "plan before.\n"]
+    head = ["Set", "Cases", "Success", "Declined (after acting)", "Minimal tool calls", "Minimal plan cost",
+            "Tool calls (ours / min)",
             "Rounds", "Tokens (median per case)", "Seconds (median per case)", "Paper GPT-4 success",
             "Paper GPT-4 minimal tool calls"]
     L.append("| " + " | ".join(head) + " |")
@@ -408,6 +415,7 @@ def summary_markdown(report: dict) -> str:
         p = s.get("paper")
         L.append("| " + " | ".join([
             PAPER_NAMES.get(name, name), str(s["cases"]), rate(s["success"], s["cases"]),
+            f"{rate(s.get('declined', 0), s['cases'])} ({s.get('declined_after_acting', 0)})",
             rate(s["minimal_tools"], s["cases"]), rate(s["minimal_plan"], s["cases"]),
             f"{s['tool_calls']} / {s['min_tool_calls']}", str(s["rounds"]), f"{s['median_tokens']:g}",
             f"{s['median_seconds']:.2f}", rate(p["success"], p["cases"]) if p else "-",

@@ -45,7 +45,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="simple_task, simple_goal, complex_goal, knowledge, implicit, saycan "
                              "(every SayCan family, reported per family), saycan/FAMILY or all (default)")
     parser.add_argument("--llm", default="oracle", metavar="MODE",
-                        help="oracle (default) | replay:FILE (CSV task,goal) | replay:paper (GPT-4 answers "
+                        help="oracle (default) | offline (the offline instruction interpreter) | replay:FILE "
+                             "(CSV task,goal) | replay:paper (GPT-4 answers "
                              "from the paper's logs) | endpoint (AFFPLAN_LLM_BASE_URL ...)")
     parser.add_argument("--out", default="results/plan", help="output folder (default: %(default)s)")
     parser.add_argument("--logs", help="the paper's logs/planning folder (default: beside --data)")
@@ -127,17 +128,15 @@ def _prepare(args: argparse.Namespace) -> dict:
     logs = Path(args.logs) if args.logs else None
     if llm == "oracle":
         kind, label = "oracle", "oracle (desired goal as the answer)"
+    elif llm == "offline":
+        kind, label = "offline", "offline instruction interpreter (no LLM; declines what it does not understand)"
     elif llm == "endpoint":
-        from ..llm.config import config_from_env
+        from ..llm.config import MissingAPIKeyError, NoEndpointError, require_endpoint
 
-        conf = config_from_env()
-        if conf is None:
-            raise BenchSetupError("--llm endpoint: no LLM endpoint is configured; set AFFPLAN_LLM_BASE_URL "
-                                  "(and AFFPLAN_LLM_MODEL, AFFPLAN_LLM_API_KEY_ENV)")
         try:
-            conf.api_key()
-        except Exception as exc:  # MissingAPIKeyError: a clear message before any case runs
-            raise BenchSetupError(str(exc)) from exc
+            conf = require_endpoint()
+        except (NoEndpointError, MissingAPIKeyError) as exc:  # a clear message before any case runs
+            raise BenchSetupError(f"--llm endpoint: {exc}") from exc
         kind, label, endpoint = "endpoint", f"endpoint {conf.base_url} model {conf.model}", conf.to_dict()
     elif llm.startswith("replay:"):
         src = llm[len("replay:"):].strip()
@@ -155,8 +154,8 @@ def _prepare(args: argparse.Namespace) -> dict:
             label = f"replay {src}"
             paper = _paper_record_quiet(data, sets, logs, args.paper_correction)
     else:
-        raise BenchSetupError(f"--llm {llm!r}: use oracle, replay:FILE, replay:paper or endpoint")
-    if kind == "oracle":
+        raise BenchSetupError(f"--llm {llm!r}: use oracle, offline, replay:FILE, replay:paper or endpoint")
+    if kind in ("oracle", "offline"):
         paper = _paper_record_quiet(data, sets, logs, args.paper_correction)
 
     cases: list[dict] = []
@@ -329,7 +328,7 @@ def _empty_result(case: dict) -> dict:
         "tokens": {"prompt": 0, "completion": 0}, "llm_calls": 0,
         "seconds": {"prepare": 0.0, "llm": 0.0, "check": 0.0, "plan": 0.0, "simulate": 0.0, "total": 0.0},
         "plan_timings": None, "objects": None, "warnings": [], "notes": [], "error": None, "failure": None,
-        "failure_kind": None, "evidence": None,
+        "failure_kind": None, "evidence": None, "declined": False, "answered_by": [],
         "paper": case.get("paper"),
     }
 
@@ -364,7 +363,7 @@ def _to_pddl_names(answers: Sequence[str], names: dict) -> tuple[list[str], list
     return out, renamed
 
 
-_KINDS = (("error", "error"), ("simulation error", "error"), ("data", "data"), ("replay", "no_answer"),
+_KINDS = (("declined", "declined"), ("error", "error"), ("simulation error", "error"), ("data", "data"), ("replay", "no_answer"),
           ("goal not accepted", "goal_rejected"), ("no plan (timeout", "plan_timeout"), ("no plan", "no_plan"),
           ("plan does not reach", "wrong_goal"), ("not minimal", "not_minimal"), ("no min_costs", "not_minimal"))
 
@@ -426,6 +425,10 @@ def _run_case(case: dict, r: dict) -> None:
         r["answer"] = answers[0]
     if cfg["kind"] == "endpoint":
         llm = _WORKER["client"]
+    elif cfg["kind"] == "offline":
+        from ..core.interpreter.backend import OfflineModel
+
+        llm = OfflineModel(oam=oam)
     elif cfg["kind"] == "replay" and not answers:
         r["failure"] = r["failure"] or "replay: the replay file has no answer for this task"
         return
@@ -437,7 +440,9 @@ def _run_case(case: dict, r: dict) -> None:
                            for rel in scene.relations)
     loop = GoalLoop(llm, _WORKER["prompter"], _WORKER["semantic"], max_rounds=cfg["max_rounds"],
                     max_seconds=cfg["max_llm_seconds"])
-    res = loop.run(GoalRequest(task=case["task"], signature=full.signature, scene_text=scene_text))
+    res = loop.run(GoalRequest(task=case["task"], signature=full.signature, scene_text=scene_text,
+                               scene=scene, names=dict(full.names)))
+    r["answered_by"] = sorted(set(res.answered_by))
     r["stop_reason"] = res.stop_reason.value
     r["rounds"] = res.rounds
     r["corrections"] = max(0, res.rounds - 1) if res.accepted else res.rounds
@@ -447,6 +452,12 @@ def _run_case(case: dict, r: dict) -> None:
     r["llm_calls"] = res.rounds
     sec["llm"] = round(res.llm_seconds, 4)
     sec["check"] = round(max(0.0, res.seconds - res.llm_seconds), 4)
+    if cfg["kind"] == "offline" and res.rounds:
+        r["answer"] = res.raw_goal_text or (res.feedback[-1].answer if res.feedback else None)
+    if res.stop_reason.value == "declined":
+        r["declined"] = True
+        r["failure"] = r["failure"] or f"declined: {res.error}"
+        return
     if cfg["kind"] == "endpoint" and res.rounds:
         r["answer"] = (res.feedback[-1].answer if res.feedback and not res.accepted else res.raw_goal_text)
     if not res.accepted:
@@ -527,6 +538,10 @@ def set_stats(rows: Sequence[dict]) -> dict:
         "corrections": sum(r["corrections"] for r in acc),
         "rounds": sum(r["rounds"] for r in rows),
         "errors": sum(r["error"] is not None for r in rows),
+        "declined": sum(bool(r.get("declined")) for r in rows),
+        # accepted and planned, but the plan does not reach the desired goal (never for a decline)
+        "wrong": sum(r.get("failure_kind") == "wrong_goal" or (r["goal"] is not None and r["plan_status"] is not None
+                                                               and not r["success"]) for r in rows),
         "below_min_costs": sum(r["cost_vs_min"] == "below" for r in rows),
         "tokens": sum(r["tokens"]["prompt"] + r["tokens"]["completion"] for r in rows),
         "seconds": {k: round(sum(r["seconds"][k] for r in rows), 3)
@@ -577,7 +592,9 @@ def summary_markdown(report: dict) -> str:
              "disjunct's positive literals hold, none of its negated ones). minimal: success with cost <= "
              "min_costs (cost below min_costs is counted and listed as a data note).\n")
     has_paper = any("paper" in s for s in report["sets"].values())
-    head = ["Set", "Cases", "Success", "Minimal", "Corrections (cases / rounds)"]
+    declines = any(s.get("declined") for s in report["sets"].values())
+    head = ["Set", "Cases", "Success", "Minimal"] + (["Declined", "Planned but wrong"] if declines else []) + [
+        "Corrections (cases / rounds)"]
     if has_paper:
         head += ["Paper log success", "Paper log minimal", "Paper corrections (cases)", "Δ success"]
     head += ["Plan s (mean)", "Errors"]
@@ -585,8 +602,10 @@ def summary_markdown(report: dict) -> str:
     L.append("|" + "---|" * len(head))
     rows = list(report["sets"].items()) + [(f"**{k}**", v) for k, v in report["totals"].items()]
     for name, s in rows:
-        cells = [name, str(s["cases"]), _rate(s["success"], s["cases"]), _rate(s["minimal"], s["cases"]),
-                 f"{s['cases_with_corrections']} / {s['corrections']}"]
+        cells = [name, str(s["cases"]), _rate(s["success"], s["cases"]), _rate(s["minimal"], s["cases"])]
+        if declines:
+            cells += [_rate(s.get("declined", 0), s["cases"]), _rate(s.get("wrong", 0), s["cases"])]
+        cells += [f"{s['cases_with_corrections']} / {s['corrections']}"]
         if has_paper:
             p = s.get("paper")
             if p:
@@ -613,7 +632,8 @@ def summary_markdown(report: dict) -> str:
         L.append("Failure kinds: " + ", ".join(f"{k} {v}" for k, v in sorted(kinds.items(), key=lambda kv: -kv[1]))
                  + " (goal_rejected: the checks refused the answer up to the bound; no_plan/plan_timeout: "
                    "Fast Downward found no plan / none in time; wrong_goal: planned, but the desired goal is "
-                   "not reached; data: the scenario itself is broken)\n")
+                   "not reached; data: the scenario itself is broken; declined: the backend said it is not sure "
+                   "and nothing was planned or executed)\n")
     L.append(f"## Failed or non-minimal cases ({len(fails)})\n")
     if not fails:
         L.append("None.\n")

@@ -114,10 +114,14 @@ class ScriptedEndpoint:
 class WorkerLLM:
     """The LLM a benchmark worker uses for ``--llm scripted:FILE`` or ``--llm endpoint``."""
 
-    def __init__(self, mode: dict):
+    def __init__(self, mode: dict, oam=None):
         self.script: dict[str, dict[str, list[str]]] = {}
         self.endpoint: Optional[ScriptedEndpoint] = None
-        if mode["kind"] == "scripted":
+        if mode["kind"] == "offline":
+            from ..llm.backends import make_backend
+
+            self.client = make_backend(oam=oam, offline=True).model
+        elif mode["kind"] == "scripted":
             self.script = load_script(mode["file"])
             self.endpoint = ScriptedEndpoint()
             self.client = self.endpoint.client
@@ -146,6 +150,8 @@ def parse_llm_mode(text: str) -> tuple[dict, str]:
         path = Path(text[len("scripted:"):].strip()).expanduser()
         load_script(path)  # fail early, before any case runs
         return {"kind": "scripted", "file": str(path.resolve())}, f"scripted answers from {path}"
+    if text == "offline":
+        return {"kind": "offline"}, "offline instruction interpreter (no LLM; declines what it does not understand)"
     if text == "endpoint":
         from ..llm.config import config_from_env
 
@@ -155,7 +161,7 @@ def parse_llm_mode(text: str) -> tuple[dict, str]:
                              "(and AFFPLAN_LLM_MODEL, AFFPLAN_LLM_API_KEY_ENV)")
         conf.api_key()  # MissingAPIKeyError (a RuntimeError) names the variable, never a value
         return {"kind": "endpoint", "endpoint": conf.to_dict()}, f"endpoint {conf.base_url} model {conf.model}"
-    raise ValueError(f"--llm {text!r}: use scripted:FILE (a YAML/JSON file of answers per case) or endpoint")
+    raise ValueError(f"--llm {text!r}: use scripted:FILE (a YAML/JSON file of answers per case), offline or endpoint")
 
 
 def add_common_options(parser, *, out: str, logs: str, jobs_help: str) -> None:
@@ -163,7 +169,8 @@ def add_common_options(parser, *, out: str, logs: str, jobs_help: str) -> None:
     parser.add_argument("--data", help="the original autogpt_p data folder (default: "
                                        "../shared/datasets/autogpt_p/autogpt_p/data, or AFFPLAN_SHARED)")
     parser.add_argument("--llm", required=True, metavar="MODE",
-                        help="scripted:FILE (YAML/JSON answers per case id SET#INDEX) | endpoint "
+                        help="scripted:FILE (YAML/JSON answers per case id SET#INDEX) | offline (the offline "
+                             "instruction interpreter, no LLM) | endpoint "
                              "(AFFPLAN_LLM_BASE_URL, AFFPLAN_LLM_MODEL, AFFPLAN_LLM_API_KEY_ENV)")
     parser.add_argument("--out", default=out, help="output folder (default: %(default)s)")
     parser.add_argument("--limit", type=int, help="only the first N cases of each set")

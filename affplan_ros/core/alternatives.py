@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Iterable, Optional, Protocol, Sequence
 
-from .goal_loop import ChatModel, ChatModelError, Message
+from .goal_loop import ChatModel, ChatModelError, Message, ask
 
 
 class AlternativeMethod(str, Enum):
@@ -50,6 +50,19 @@ class Branch(str, Enum):
     NOT_A_CANDIDATE = "not_a_candidate"        # fallback: answers stayed outside the candidates
     UNKNOWN_CLASS = "unknown_class"            # fallback: the missing class is not in the OAM
     DIRECT = "direct"                          # the direct question was asked (naive, or a fallback)
+
+
+@dataclass(frozen=True)
+class AlternativeQuestion:
+    """The structured question behind an alternative prompt (for backends that read it, see
+    ``goal_loop.ask``): ``kind`` affordances | choose | direct | correction; ``options`` the
+    affordances offered or the objects to choose from."""
+
+    kind: str
+    missing: str
+    task: str
+    options: tuple[str, ...]
+    affordance: Optional[str] = None
 
 
 class AlternativePrompter(Protocol):
@@ -179,9 +192,10 @@ class AlternativeSuggester:
         return res
 
     # -- steps ---------------------------------------------------------------------------
-    def _ask(self, res: AlternativeResult, messages: list[Message], question: str) -> str:
+    def _ask(self, res: AlternativeResult, messages: list[Message], question: str,
+             context: Optional[AlternativeQuestion] = None) -> str:
         messages.append({"role": "user", "content": question})
-        c = self.llm.complete(list(messages))
+        c = ask(self.llm, messages, context)
         text = c.text or ""
         messages.append({"role": "assistant", "content": text})
         res.exchanges.append((question, text))
@@ -201,7 +215,8 @@ class AlternativeSuggester:
         offered = sorted(self.oam.affordances_of(res.missing))
         described = [(a, self._description(a)) for a in offered]
         messages = self._fresh()
-        answer = self._ask(res, messages, self.prompter.affordances_question(res.missing, task, described))
+        answer = self._ask(res, messages, self.prompter.affordances_question(res.missing, task, described),
+                           AlternativeQuestion("affordances", res.missing, task, tuple(offered)))
         res.required = parse_affordance_list(answer, offered)
         affs = {c: self._affordances_of(c) for c in set(objects)}
         # Candidates are classes: two bananas are one candidate (AutoGPT+P counted objects
@@ -219,8 +234,9 @@ class AlternativeSuggester:
             res.branches.append(Branch.NO_AFFORDANCE.value)
             return self._direct(res, task, objects)
         res.branches.append(Branch.RAREST_AFFORDANCE.value)
-        answer = self._ask(res, messages, self.prompter.choose_question(res.missing, res.rarest, res.candidates))
-        chosen = self._corrected(res, messages, answer, res.candidates)
+        answer = self._ask(res, messages, self.prompter.choose_question(res.missing, res.rarest, res.candidates),
+                           AlternativeQuestion("choose", res.missing, task, tuple(res.candidates), res.rarest))
+        chosen = self._corrected(res, messages, answer, res.candidates, task)
         if chosen is None:
             res.branches.append(Branch.NOT_A_CANDIDATE.value)
             return self._direct(res, task, objects)
@@ -233,13 +249,14 @@ class AlternativeSuggester:
             res.error = "the scene has no object that could replace it"
             return
         messages = self._fresh()
-        answer = self._ask(res, messages, self.prompter.direct_question(res.missing, task, choices))
-        res.alternative = self._corrected(res, messages, answer, choices)
+        answer = self._ask(res, messages, self.prompter.direct_question(res.missing, task, choices),
+                           AlternativeQuestion("direct", res.missing, task, tuple(choices)))
+        res.alternative = self._corrected(res, messages, answer, choices, task)
         if res.alternative is None:
             res.error = "the answers named no object of the scene"
 
     def _corrected(self, res: AlternativeResult, messages: list[Message], answer: str,
-                   choices: Sequence[str]) -> Optional[str]:
+                   choices: Sequence[str], task: str = "") -> Optional[str]:
         """The choice the answer names; otherwise ask again (bounded) to pick from the list."""
         for attempt in range(self.max_corrections + 1):
             chosen = match_class(parse_object_answer(answer), choices)
@@ -247,7 +264,8 @@ class AlternativeSuggester:
                 return chosen
             res.branches.append(Branch.CORRECTED.value)
             named = parse_object_answer(answer) or answer.strip()[:60]
-            answer = self._ask(res, messages, self.prompter.correction(named, choices))
+            answer = self._ask(res, messages, self.prompter.correction(named, choices),
+                               AlternativeQuestion("correction", res.missing, task, tuple(choices)))
         return None
 
     def _affordances_of(self, class_name: str) -> set[str]:

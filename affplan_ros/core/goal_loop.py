@@ -15,7 +15,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Callable, Iterable, Protocol, Sequence, runtime_checkable
+from typing import Callable, Iterable, Mapping, Protocol, Sequence, runtime_checkable
 
 from .goal import DNF, Goal, render_dnf
 from .goal_check import GoalIssue, check_goal_text
@@ -32,15 +32,37 @@ class Completion:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
+    backend: str = ""  # which backend answered ("offline", an endpoint's model, ...); reported per task
 
 
 class ChatModelError(RuntimeError):
     """The LLM could not be reached or answered with an error (after its own retries)."""
 
 
+class Declined(ChatModelError):
+    """The backend will not answer this question and says why (the offline interpreter when it
+    is not sure): the loop stops with ``declined`` instead of acting on a guess. ``backend``
+    names who declined, for the user."""
+
+    def __init__(self, message: str, backend: str = ""):
+        super().__init__(message)
+        self.backend = backend
+
+
 @runtime_checkable
 class ChatModel(Protocol):
     def complete(self, messages: Sequence[Message]) -> Completion: ...
+
+
+def ask(llm: ChatModel, messages: Sequence[Message], context: object = None) -> Completion:
+    """One answer from ``llm``. Why the context: backends that do not read prose (the offline
+    interpreter, a grammar-constrained endpoint) need the structured question behind the
+    prompt - a :class:`GoalRequest`, a tool-selection view, an alternative question. They
+    implement ``complete_in_context(messages, context)``; plain chat models get the messages."""
+    hook = getattr(llm, "complete_in_context", None)
+    if hook is not None and context is not None:
+        return hook(list(messages), context)
+    return llm.complete(list(messages))
 
 
 class GoalMode(str, Enum):
@@ -58,6 +80,10 @@ class GoalRequest:
     max_predicates: int | None = None
     scene_text: str = ""  # optional extra context (initial state, locations) for the prompt
     forbidden_predicates: tuple[str, ...] = ()
+    # The scene behind ``signature`` and its scene -> PDDL names, for backends that read the
+    # request itself (the offline interpreter, goal grammars) and for lean prompts.
+    scene: object = None
+    names: Mapping[str, str] = field(default_factory=dict)
 
 
 class GoalPrompter(Protocol):
@@ -76,6 +102,7 @@ class StopReason(str, Enum):
     TIME_LIMIT = "time_limit"
     LLM_ERROR = "llm_error"
     EMPTY_ANSWERS = "empty_answers"
+    DECLINED = "declined"  # the backend said it is not sure (offline interpreter), with its reason
 
 
 @dataclass(frozen=True)
@@ -104,6 +131,7 @@ class GoalLoopResult:
     seconds: float = 0.0
     error: str | None = None
     messages: list[Message] = field(default_factory=list)
+    answered_by: list[str] = field(default_factory=list)  # backend of each round's answer
 
     @property
     def accepted(self) -> bool:
@@ -153,10 +181,16 @@ class GoalLoop:
             if self.max_seconds is not None and self.clock() - start > self.max_seconds:
                 return finish(StopReason.TIME_LIMIT)
             try:
-                completion = self.llm.complete(list(messages))
+                completion = ask(self.llm, messages, request)
+            except Declined as exc:
+                result.error = str(exc)
+                if exc.backend:
+                    result.answered_by.append(exc.backend)
+                return finish(StopReason.DECLINED)
             except ChatModelError as exc:
                 result.error = str(exc)
                 return finish(StopReason.LLM_ERROR)
+            result.answered_by.append(completion.backend)
             result.rounds = rnd
             result.prompt_tokens += completion.prompt_tokens
             result.completion_tokens += completion.completion_tokens

@@ -71,7 +71,8 @@ class TaskPlanner:
             self.goal_loop, max_seconds=min(max_seconds, self.goal_loop.max_seconds or max_seconds))
         goal = loop.run(GoalRequest(task=request, signature=task.signature, scene_text=scene_text,
                                     mode=GoalMode.PARTIAL_PLAN if partial else GoalMode.PLAN,
-                                    max_predicates=self.max_predicates if partial else None))
+                                    max_predicates=self.max_predicates if partial else None,
+                                    scene=scene, names=dict(task.names)))
         out = PlanAttempt(False, "", goal=goal, agent_costs={a.name: float(a.cost) for a in task.agents})
         if not goal.accepted:
             last = goal.feedback[-1].message.strip() if goal.feedback else (goal.error or "")

@@ -27,7 +27,7 @@ from typing import Callable, Optional, Protocol
 
 from .alternatives import AlternativeSuggester
 from .execution import Executor, call_bounded
-from .goal_loop import ChatModel, ChatModelError, Message
+from .goal_loop import ChatModel, ChatModelError, Declined, Message, ask
 from .memory import Memory, PlanRecord
 from .task_planning import TaskPlanner
 
@@ -56,6 +56,7 @@ class StopReason(str, Enum):
     TIME_LIMIT = "time_limit"
     LLM_ERROR = "llm_error"
     INVALID_TASK = "invalid_task"      # rejected before any LLM call
+    DECLINED = "declined"              # the backend said it is not sure (offline interpreter)
     CANCELED = "canceled"              # ``should_stop`` said so (e.g. the user canceled the task)
 
 
@@ -148,6 +149,7 @@ class ToolPromptView:
     memory_text: str
     previous_requests: tuple[str, ...] = ()
     last_result: str = ""
+    memory: object = None        # the Memory itself, for backends that read it (offline, grammars)
 
 
 class ToolPrompter(Protocol):
@@ -184,6 +186,7 @@ class RoundRecord:
     completion_tokens: int = 0
     llm_seconds: float = 0.0
     seconds: float = 0.0
+    answered_by: list[str] = field(default_factory=list)  # backend of each answer in this round
 
     def add_llm(self, calls: int, prompt: int, completion: int, seconds: float) -> None:
         self.llm_calls += calls
@@ -266,7 +269,8 @@ class ToolSelectionLoop:
             return finish(StopReason.INVALID_TASK, problem)
         previous = tuple(memory.instructions)
         memory.record_instruction(task)
-        view = lambda last="": ToolPromptView(memory.substitute(task), memory.render(), previous, last)  # noqa: E731
+        view = lambda last="": ToolPromptView(memory.substitute(task), memory.render(), previous, last,  # noqa: E731
+                                              memory)
         messages: list[Message] = list(self.prompter.initial_messages(view()))
         stopped = lambda: self.should_stop is not None and self.should_stop()  # noqa: E731
         for rnd in range(1, self.max_rounds + 1):
@@ -279,12 +283,17 @@ class ToolSelectionLoop:
             rec = RoundRecord(rnd)
             result.rounds.append(rec)
             try:
-                c = self.llm.complete(list(messages))
+                c = ask(self.llm, messages, view(result.rounds[-2].result if len(result.rounds) > 1 else ""))
+            except Declined as exc:
+                result.error = str(exc)
+                rec.seconds = self.clock() - t0
+                return finish(StopReason.DECLINED, f"the language backend declined: {exc}")
             except ChatModelError as exc:
                 result.error = str(exc)
                 rec.seconds = self.clock() - t0
                 return finish(StopReason.LLM_ERROR, f"the LLM failed: {exc}")
             rec.add_llm(1, c.prompt_tokens, c.completion_tokens, c.seconds)
+            rec.answered_by.append(c.backend)
             rec.answer = c.text or ""
             messages.append({"role": "assistant", "content": rec.answer})
             try:
@@ -383,6 +392,7 @@ class ToolSelectionLoop:
         if attempt.goal is not None:
             g = attempt.goal
             rec.add_llm(g.rounds, g.prompt_tokens, g.completion_tokens, g.llm_seconds)
+            rec.answered_by.extend(g.answered_by)
         rec.goal = attempt.goal_text
         if not attempt.ok:
             rec.result = f"Planning failed: {attempt.message}"
@@ -392,8 +402,16 @@ class ToolSelectionLoop:
         record = PlanRecord(kind, request, attempt.goal_text, rec.plan, attempt.plan.cost)
         memory.last_plan = record
         run = self.executor.execute(steps)
-        memory.apply_steps(steps[:run.steps_done], oam=self.oam)
-        result.plan_cost += attempt.cost_of(steps[:run.steps_done])
+        # A recovering executor (core/recovery/executive.py) may have repaired the plan at mid
+        # level: it reports the steps that ran, and the facts its failure observed.
+        done = getattr(run, "executed_steps", None)
+        done = list(done) if done is not None else steps[:run.steps_done]
+        memory.apply_steps(done, oam=self.oam)
+        if getattr(run, "observed", ()):
+            from .recovery.belief import observe_memory
+
+            observe_memory(memory, run.observed)
+        result.plan_cost += attempt.cost_of(done)
         record.executed, record.success, record.message = True, run.success, run.message
         rec.executed = run.success
         if not run.success:

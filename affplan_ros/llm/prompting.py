@@ -6,6 +6,7 @@ summary, the objects, the task and the error to correct.
 """
 from __future__ import annotations
 
+import re
 import string
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,21 +39,82 @@ def render_template(name: str, values: Mapping[str, object], directory: Path | N
         raise PromptTemplateError(f"template {name!r} is malformed: {exc}") from exc
 
 
+def template_openings(kinds, directory: Path | None = None) -> tuple[tuple[str, str], ...]:
+    """(fixed opening text, kind) per template of ``kinds`` (template name -> kind), longest
+    first: the words before a template's first placeholder tell which template a message is."""
+    out = []
+    for name, kind in kinds:
+        text = load_template(name, directory).template
+        cut = text.find("$")
+        out.append((text[: cut if cut >= 0 else len(text)].strip(), kind))
+    return tuple(sorted(out, key=lambda x: -len(x[0])))
+
+
 def predicates_text(signature: Signature, exclude: tuple[str, ...] = ()) -> str:
-    """One block per predicate: ``; description`` then ``(on ?a1 - carry ?a2 - support)``."""
+    """``(on carry support) (in carry contain) ...``: name and parameter types. Lean on purpose
+    (the descriptions doubled the prompt): names and affordance types say what each means, and
+    the checks explain any misuse in their feedback."""
+    return " ".join("(" + " ".join([name, *params]) + ")" for name, params in signature.predicates.items()
+                    if name not in exclude)
+
+
+def objects_text(signature: Signature, exclude: tuple[str, ...] = (), relevant: set[str] | None = None) -> str:
+    """The objects grouped by the types the predicates take (``carry: apple0 cup0``).
+
+    Why not every affordance of every object (the first prompts did that): a goal can only use
+    an object where a predicate's parameter type fits, so the other affordances are noise that
+    costs tokens. Every object is an ``object``; that line is left out. ``relevant``: only these
+    get their types; the others are listed by name."""
+    wanted = [t for p, ts in signature.predicates.items() if p not in exclude for t in ts]
     lines = []
-    for name, params in signature.predicates.items():
-        if name in exclude:
+    for t in dict.fromkeys(wanted):
+        if t == "object":
             continue
-        desc = signature.descriptions.get(name)
-        if desc:
-            lines.append(f"; {desc}")
-        lines.append("(" + " ".join([name] + [f"?a{i} - {t}" for i, t in enumerate(params, 1)]) + ")")
+        objs = sorted(o for o, ts in signature.objects.items() if t in ts and (relevant is None or o in relevant))
+        if objs:
+            lines.append(f"{t}: {' '.join(objs)}")
+    rest = sorted(o for o, ts in signature.objects.items()
+                  if not (set(ts) & set(wanted) - {"object"}) or (relevant is not None and o not in relevant))
+    if rest:
+        lines.append(f"other objects: {' '.join(rest)}")
     return "\n".join(lines)
 
 
-def objects_text(signature: Signature) -> str:
-    return "\n".join(f"{name}: {', '.join(sorted(types))}" for name, types in sorted(signature.objects.items()))
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def relevant_objects(request: GoalRequest) -> set[str] | None:
+    """Objects whose class the request names (with what holds them and the agents), or None
+    when it names none (then everything is relevant: "I am thirsty")."""
+    scene = request.scene
+    if scene is None:
+        return None
+    words = set(_WORD.findall(request.task.lower().replace("_", " ")))
+    words |= {w[:-1] for w in words if w.endswith("s")} | {w[:-2] for w in words if w.endswith("es")}
+    hit = {n for n, o in scene.objects.items()
+           if set(o.class_name.split("_")) <= words or o.class_name.replace("_", "") in words}
+    if not hit:
+        return None
+    keep = set(hit) | set(scene.agents)
+    for r in scene.relations:  # what holds a named object, and where the agents are
+        if r.args and r.args[0] in keep:
+            keep |= set(r.args)
+    return keep
+
+
+def _pddl(names: set[str] | None, mapping) -> set[str] | None:
+    return None if names is None else {(mapping or {}).get(n, n) for n in names}
+
+
+def scene_state_text(request: GoalRequest) -> str:
+    """The state lines of the prompt: the request's relevant relations (all when it names no
+    object), in the domain's names."""
+    if request.scene is None:
+        return request.scene_text.strip()
+    keep = relevant_objects(request)
+    names = request.names or {}
+    rels = [r for r in request.scene.relations if keep is None or r.args[:1] and r.args[0] in keep]
+    return "\n".join("(" + " ".join([r.predicate, *(names.get(a, a) for a in r.args)]) + ")" for r in rels)
 
 
 @dataclass
@@ -73,10 +135,17 @@ class GoalPromptBuilder:
         return load_template("goal_examples", self.directory).template.strip()
 
     def initial_messages(self, request: GoalRequest) -> list[Message]:
+        """System message: role, predicates, rules, examples - the same for every request of a
+        domain, so endpoints can cache the prefix. User message: objects, state, request."""
+        forbidden = tuple(request.forbidden_predicates)
+        state = scene_state_text(request)
+        extra = request.scene_text.strip() if request.scene is not None else ""
+        extra = "\n".join(l for l in extra.splitlines() if not l.startswith("(")) if extra else ""
+        state = "\n".join(x for x in (state, extra) if x)
         values: dict[str, object] = {
-            "predicates": predicates_text(request.signature, tuple(request.forbidden_predicates)),
-            "objects": objects_text(request.signature),
-            "scene": f"\nThe current state of the scene:\n{request.scene_text.strip()}\n" if request.scene_text.strip() else "",
+            "predicates": predicates_text(request.signature, forbidden),
+            "objects": objects_text(request.signature, forbidden, _pddl(relevant_objects(request), request.names)),
+            "scene": f"State:\n{state}" if state else "",
             "task": request.task.strip(),
             "examples": self._examples(),
             **self.extra_values,
@@ -88,7 +157,7 @@ class GoalPromptBuilder:
             user = render_template("goal_partial_plan", values, self.directory)
         else:
             user = render_template("goal_plan", values, self.directory)
-        system = render_template("goal_system", dict(self.extra_values), self.directory).strip()
+        system = render_template("goal_system", values, self.directory).strip()
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
     def correction_message(self, request: GoalRequest, feedback: str) -> str:

@@ -7,6 +7,7 @@ its own list of answers.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -14,7 +15,7 @@ from typing import Optional, Sequence
 
 from ..core.goal_loop import Message
 from ..core.tool_selection import ToolPromptView
-from .prompting import PROMPT_DIR, load_template, render_template
+from .prompting import PROMPT_DIR, render_template, template_openings
 
 
 @dataclass
@@ -24,8 +25,8 @@ class ToolPromptBuilder:
     directory: Optional[Path] = None
 
     def _values(self, view: ToolPromptView) -> dict:
-        previous = "\n".join(f'"{p}"' for p in view.previous_requests) or "(none)"
-        return {"memory": view.memory_text, "request": view.request, "previous": previous,
+        previous = ", ".join(f'"{p}"' for p in view.previous_requests) or "(none)"
+        return {"memory": lean_memory(view), "request": view.request, "previous": previous,
                 "result": view.last_result or "(none)"}
 
     def initial_messages(self, view: ToolPromptView) -> list[Message]:
@@ -40,6 +41,28 @@ class ToolPromptBuilder:
         return render_template("tool_invalid", {"error": error.strip()}, self.directory).strip()
 
 
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def lean_memory(view: ToolPromptView) -> str:
+    """The memory text with only the relations of objects the request names (all of them when it
+    names none): which objects exist and which places are unexplored is what a tool choice
+    needs; where every other object stands is not."""
+    memory = view.memory
+    if memory is None:
+        return view.memory_text
+    words = set(_WORD.findall(view.request.lower().replace("_", " ")))
+    words |= {w[:-1] for w in words if w.endswith("s")}
+    named = {n for n, o in memory.objects.items()
+             if set(o.class_name.split("_")) <= words or o.class_name.replace("_", "") in words}
+    if not named:
+        return view.memory_text
+    keep = [r for r in memory.relations if r.args and (r.args[0] in named or r.args[0] in memory.agents)]
+    text = " ".join(r.predicate + " " + " ".join(r.args) for r in keep) or "(none)"
+    return "\n".join(f"Relations of the named objects: {text}" if line.startswith("Relations:") else line
+                     for line in view.memory_text.splitlines())
+
+
 @dataclass
 class AlternativePromptBuilder:
     """Implements :class:`affplan_ros.core.alternatives.AlternativePrompter`."""
@@ -50,7 +73,7 @@ class AlternativePromptBuilder:
         return render_template("alternative_system", {}, self.directory).strip()
 
     def affordances_question(self, missing: str, task: str, affordances: Sequence[tuple[str, str]]) -> str:
-        listed = "\n".join(f"{a}: {d}" if d else a for a, d in affordances)
+        listed = ", ".join(a for a, _ in affordances)  # the names say enough (descriptions doubled it)
         return render_template("alternative_affordances", {"missing": missing, "task": task,
                                                            "affordances": listed}, self.directory).strip()
 
@@ -79,12 +102,7 @@ PROMPT_KINDS = {
 @lru_cache(maxsize=4)
 def _openings(directory: Optional[Path] = None) -> tuple[tuple[str, str], ...]:
     """(fixed opening text, kind) per template, longest first."""
-    out = []
-    for name, kind in PROMPT_KINDS.items():
-        text = load_template(name, directory).template
-        cut = text.find("$")
-        out.append((text[: cut if cut >= 0 else len(text)].strip(), kind))
-    return tuple(sorted(out, key=lambda x: -len(x[0])))
+    return template_openings(PROMPT_KINDS.items(), directory)
 
 
 def prompt_kind(text: str, directory: Optional[Path] = None) -> Optional[str]:

@@ -207,31 +207,31 @@ def declare_locations(node: Node) -> dict[str, tuple[float, float, float]]:
     return poses
 
 
-def declare_llm(node: Node) -> tuple:
-    """The language backend parameters every LLM-using node shares -> (LLMConfig or None, label)."""
-    base_url = declare(node, "llm_base_url", "", "OpenAI-compatible endpoint ('' = AFFPLAN_LLM_BASE_URL)")
+def declare_llm(node: Node):
+    """The language backend parameters every LLM-using node shares -> LLMConfig, or None when no
+    endpoint is configured (then the offline instruction interpreter answers)."""
+    base_url = declare(node, "llm_base_url", "", "OpenAI-compatible endpoint ('' = AFFPLAN_LLM_BASE_URL; "
+                       "none configured = the offline instruction interpreter)")
     model = declare(node, "llm_model", "", "model name ('' = AFFPLAN_LLM_MODEL)")
     key_env = declare(node, "llm_api_key_env", "", "NAME of the environment variable holding the API key "
                       "('' = AFFPLAN_LLM_API_KEY_ENV or OPENAI_API_KEY; 'none' = no key); never the key itself")
     timeout = declare(node, "llm_timeout_s", 60.0, "time limit of one LLM request, seconds")
     require(timeout > 0, "llm_timeout_s must be > 0")
-    from affplan_ros.llm.backend import backend_label, node_llm_config
+    from affplan_ros.llm.config import config_from_settings
 
     try:
-        conf = node_llm_config(base_url, model, key_env, timeout)
+        return config_from_settings(base_url, model, key_env, timeout)
     except ValueError as exc:
         raise ValueError(f"LLM settings: {exc}") from exc
-    return conf, backend_label(conf)
 
 
-def make_client(conf):
-    """A ChatClient, or (None, why) when the endpoint's key is missing."""
-    from affplan_ros.llm.backend import backend_label
-    from affplan_ros.llm.client import ChatClient, MissingAPIKeyError
+def make_language_backend(conf, oam):
+    """(the language backend of ``llm/backends.py``'s one factory, "") or (None, why not: the
+    endpoint's API key variable is not set)."""
+    from affplan_ros.llm.backends import make_backend
+    from affplan_ros.llm.client import MissingAPIKeyError
 
-    if conf is None:
-        return None, backend_label(None)
     try:
-        return ChatClient(conf), ""
+        return make_backend(conf, oam=oam, offline=conf is None), ""
     except MissingAPIKeyError as exc:
         return None, str(exc)

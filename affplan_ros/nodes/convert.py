@@ -52,3 +52,57 @@ def message_fields(msg) -> dict[str, object]:
             value = getattr(msg, name)
             out[name] = list(value) if isinstance(value, list) else value
     return out
+
+
+# -- perception ---------------------------------------------------------------------------------
+
+def image_fields(msg):
+    """sensor_msgs/Image -> core.image.ImageFields (no pixel copy yet)."""
+    from affplan_ros.core.image import ImageFields
+
+    return ImageFields(int(msg.height), int(msg.width), str(msg.encoding), int(msg.step), msg.data,
+                       bool(msg.is_bigendian))
+
+
+def image_msg(array, encoding: str, header):
+    """numpy array -> sensor_msgs/Image with ``header``."""
+    from sensor_msgs.msg import Image
+
+    from affplan_ros.core.image import from_array
+
+    f = from_array(array, encoding)
+    return Image(header=header, height=f.height, width=f.width, encoding=f.encoding, is_bigendian=False,
+                 step=f.step, data=f.data)
+
+
+def observation_to_msg(observation, header, location: str, oam):
+    """core.perception.Observation -> SceneObservation (objects in the image's frame)."""
+    from geometry_msgs.msg import PoseStamped
+    from sensor_msgs.msg import RegionOfInterest
+
+    from affplan_ros.core.scene import object_name
+    from affplan_ros.msg import Relation, SceneObject, SceneObservation
+
+    objects = []
+    for o in observation.objects:
+        x1, y1, x2, y2 = (max(0, int(round(v))) for v in o.box)
+        pose = []
+        if o.position is not None:
+            p = PoseStamped(header=header)
+            p.pose.position.x, p.pose.position.y, p.pose.position.z = (float(v) for v in o.position)
+            p.pose.orientation.w = 1.0
+            pose = [p]
+        objects.append(SceneObject(name=o.name, class_name=o.class_name, instance=o.instance,
+                                   affordances=sorted(o.affordances), location=location,
+                                   confidence=float(o.confidence), pose=pose, source="detected",
+                                   bbox=RegionOfInterest(x_offset=x1, y_offset=y1, width=max(0, x2 - x1),
+                                                         height=max(0, y2 - y1))))
+    for cls, name in observation.implied:
+        instance = int(name[len(cls):]) if name[len(cls):].isdigit() else 0
+        confidence = max((r.confidence for r in observation.relations if name in r.args), default=0.5)
+        objects.append(SceneObject(name=name or object_name(cls, instance), class_name=cls, instance=instance,
+                                   affordances=sorted(oam.affordances_of(cls)) if cls in oam else [],
+                                   location=location, confidence=float(confidence), source="config"))
+    relations = [Relation(predicate=r.predicate, arguments=list(r.args), confidence=float(r.confidence),
+                          assumed=r.assumed) for r in observation.relations]
+    return SceneObservation(header=header, location=location, objects=objects, relations=relations)

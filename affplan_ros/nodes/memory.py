@@ -25,7 +25,7 @@ from visualization_msgs.msg import MarkerArray
 
 from affplan_ros.core.memory import Memory, ObjectRecord, PlanRecord
 from affplan_ros.core.oam import load_oam
-from affplan_ros.core.scenario import ScenarioError, load_scenario
+from affplan_ros.sim.world_scenario import ScenarioError, load_scenario
 from affplan_ros.msg import MemorySnapshot, SceneObservation
 from affplan_ros.nodes.base import LATCHED_QOS, declare, declare_locations, require, run_node
 from affplan_ros.nodes.convert_memory import class_of, memory_to_msg, observation_from_msg, relation_from_msg

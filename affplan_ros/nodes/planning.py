@@ -18,7 +18,8 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.node import Node
 
 from affplan_ros.core.memory import Memory
-from affplan_ros.nodes.base import call_service, declare, declare_agents, declare_llm, make_client, require, run_node
+from affplan_ros.nodes.base import (call_service, declare, declare_agents, declare_llm, make_language_backend,
+                                    require, run_node)
 from affplan_ros.nodes.convert_memory import steps_to_msg
 from affplan_ros.msg import Plan
 from affplan_ros.srv import GetMemory, PlanTask
@@ -35,7 +36,7 @@ class PlanningNode(Node):
         oam_file = declare(self, "oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)")
         memory_service = declare(self, "memory_service", "get_memory", "GetMemory service of the memory node")
         self.profiles = declare_agents(self)
-        self.llm_config, self.llm_label = declare_llm(self)
+        self.llm_config = declare_llm(self)
         require(self.goal_rounds >= 1, "goal_rounds must be >= 1")
         require(self.time_limit > 0, "plan_time_limit_s must be > 0")
         require(self.max_seconds > 0, "max_seconds must be > 0")
@@ -47,7 +48,6 @@ class PlanningNode(Node):
         self._warm_error = self._llm_problem = ""
         self.goal_loop = None
         threading.Thread(target=self._warm_up, name="planning-warm-up", daemon=True).start()
-        self.get_logger().info(f"planning: language backend: {self.llm_label}")
 
     def _warm_up(self) -> None:
         """Load the planner, Prolog and the LLM client off the start-up path."""
@@ -62,9 +62,11 @@ class PlanningNode(Node):
                 from affplan_ros.core.semantic_check import SemanticChecker
 
                 checker = SemanticChecker()
-            client, why = make_client(self.llm_config)
+            backend, why = make_language_backend(self.llm_config, self.oam)
             self._llm_problem = why
-            self.goal_loop = GoalLoop(client, GoalPromptBuilder(), checker, max_rounds=self.goal_rounds) if client else None
+            self.goal_loop = GoalLoop(backend.model, GoalPromptBuilder(), checker, max_rounds=self.goal_rounds) \
+                if backend else None
+            self.get_logger().info(f"planning: language backend: {backend.label if backend else why}")
             import affplan_ros.core.planner  # noqa: F401 - Fast Downward's modules, now rather than at the first task
         except Exception as exc:  # noqa: BLE001 - reported with every request
             self._warm_error = f"{type(exc).__name__}: {exc}"
@@ -108,6 +110,9 @@ class PlanningNode(Node):
         response.message = attempt.message
         response.goal = attempt.goal_text or ""
         if goal is not None:
+            answered = ", ".join(dict.fromkeys(b for b in goal.answered_by if b))
+            if answered:  # which backend wrote the goal, for the transcript
+                response.message += f" (goal answered by: {answered})"
             response.correction_rounds = len(goal.feedback)
             response.errors = [f"({fb.stage}) {fb.message.strip()}" for fb in goal.feedback]
             response.llm_seconds = float(goal.llm_seconds)

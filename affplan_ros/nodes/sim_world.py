@@ -1,7 +1,7 @@
 """sim_world: the default robot. Serves every skill action against a simulated ground truth.
 
 The world is loaded from a scenario (an AutoGPT+P scene file or the project's YAML scenario,
-see core/scenario.py). Each skill goal is mapped back to the PDDL actions it may stand for
+see sim/world_scenario.py). Each skill goal is mapped back to the PDDL actions it may stand for
 (config/skills.yaml), checked against the true state, and applied; a false precondition fails
 the skill with what / why / suggestion. Skills take a realistic time (scaled by ``time_scale``)
 and can be canceled midway, leaving the world as it was before the step.
@@ -26,7 +26,7 @@ from sensor_msgs.msg import RegionOfInterest
 from affplan_ros.core.capabilities import agents_for_scene, parameter_names
 from affplan_ros.core.failure import Failure, FailureCode
 from affplan_ros.core.oam import load_oam
-from affplan_ros.core.scenario import ScenarioError, load_scenario
+from affplan_ros.sim.world_scenario import ScenarioError, load_scenario
 from affplan_ros.core.skills import SkillMap, SkillMapError
 from affplan_ros.env import config_file
 from affplan_ros.interfaces import interface_types

@@ -18,6 +18,7 @@ the MultiThreadedExecutor take the responses (clients live in a callback group o
 from __future__ import annotations
 
 import json
+import re
 import threading
 import time
 import uuid
@@ -32,7 +33,8 @@ from affplan_ros.core.execution import ExecutionResult, ExploreResult
 from affplan_ros.core.failure import Failure, FailureCode
 from affplan_ros.core.memory import Memory
 from affplan_ros.msg import Plan
-from affplan_ros.nodes.base import (FutureWait, absolute_name, call_service, declare, declare_llm, make_client, require, run_node,
+from affplan_ros.nodes.base import (FutureWait, absolute_name, call_service, declare, declare_llm, make_language_backend, require,
+                                    run_node,
                                     wait_for_action)
 from affplan_ros.nodes.convert import failure_from_msg, step_text
 from affplan_ros.nodes.convert_memory import observation_from_msg, steps_from_msg, steps_to_msg
@@ -40,7 +42,8 @@ from affplan_ros.srv import AskHuman, Command, GetMemory, Observe, PlanTask, Upd
 
 # core StopReason -> ExecuteTask.stop_reason (the action's documented words)
 STOP_REASONS = {"completed": "done", "no_tool": "failed", "bound_reached": "bound", "time_limit": "bound",
-                "llm_error": "error", "invalid_task": "rejected", "canceled": "canceled"}
+                "llm_error": "error", "invalid_task": "rejected", "canceled": "canceled",
+                "declined": "rejected"}  # the offline interpreter did not understand the task
 YES = ("yes", "y", "ok", "okay", "sure")
 
 
@@ -62,7 +65,7 @@ class ToolSelectionNode(Node):
                                             ("ask_human", "ask_human", "AskHuman"), ("get_memory", "get_memory", "GetMemory"),
                                             ("update_memory", "update_memory", "UpdateMemory"))}
         self.execute_plan_name = declare(self, "execute_plan_action", "execute_plan", "ExecutePlan action of the executor")
-        self.llm_config, self.llm_label = declare_llm(self)
+        self.llm_config = declare_llm(self)
         require(self.max_rounds >= 1, "max_rounds must be >= 1")
         require(self.max_seconds > 0, "max_seconds must be > 0")
         require(self.method in ("affordance", "naive"), "alternative_method must be 'affordance' or 'naive'")
@@ -89,7 +92,6 @@ class ToolSelectionNode(Node):
         self._ready = threading.Event()
         self._oam_file = oam_file
         threading.Thread(target=self._warm_up, name="tool-selection-warm-up", daemon=True).start()
-        self.get_logger().info(f"tool selection: language backend: {self.llm_label}")
 
     def _warm_up(self) -> None:
         try:
@@ -97,7 +99,9 @@ class ToolSelectionNode(Node):
             import affplan_ros.llm.loop_factory  # noqa: F401 - the loop's modules, before the first task
 
             self.oam = load_oam(self._oam_file or None)
-            self.llm, self._problem = make_client(self.llm_config)
+            backend, self._problem = make_language_backend(self.llm_config, self.oam)
+            self.llm = backend.model if backend else None
+            self.get_logger().info(f"tool selection: language backend: {backend.label if backend else self._problem}")
         except Exception as exc:  # noqa: BLE001 - reported with every task
             self._problem = f"{type(exc).__name__}: {exc}"
             self.get_logger().error(f"tool selection cannot work: {self._problem}")
@@ -209,8 +213,9 @@ class TaskRun:
         result = loop.run(request.task, self.memory)
         self.sync_memory()
         totals = result.totals()
+        backends = ", ".join(dict.fromkeys(b for r in result.rounds for b in r.answered_by if b))
         res = ExecuteTask.Result(success=result.success, final_plan=self.last_plan if result.final_plan else Plan(),
-                                 message=result.message, stop_reason=STOP_REASONS.get(result.stop_reason.value, "error"),
+                                 message=result.message + (f" (answered by: {backends})" if backends else ""), stop_reason=STOP_REASONS.get(result.stop_reason.value, "error"),
                                  rounds=len(result.rounds), llm_calls=totals["llm_calls"],
                                  prompt_tokens=totals["prompt_tokens"], completion_tokens=totals["completion_tokens"],
                                  seconds=time.monotonic() - t0)
@@ -287,9 +292,11 @@ class RemotePlanner:
         for error_text in got.errors:
             run.say(f"goal rejected {error_text}")
         rounds = len(got.errors) + (1 if got.goal else 0)
+        answered = re.search(r"\(goal answered by: ([^)]*)\)$", got.message)
         goal = GoalLoopResult(StopReason.ACCEPTED if got.goal else StopReason.BOUND_REACHED, goal_text=got.goal or None,
                               rounds=rounds, prompt_tokens=got.prompt_tokens, completion_tokens=got.completion_tokens,
-                              llm_seconds=got.llm_seconds)
+                              llm_seconds=got.llm_seconds,
+                              answered_by=answered.group(1).split(", ") if answered else [])
         steps = steps_from_msg(got.plan)
         result = PlanResult("solved" if got.success else "unsolvable", steps, got.plan.cost if got.success else None)
         if got.success:

@@ -69,7 +69,7 @@ def test_autogptp_bench_on_a_tiny_data_folder(tmp_path, capsys) -> None:
     assert cases["alternative#0"]["loop"]["rounds"][0]["alternative"]["accepted"] is True
     assert report["total"]["success"] == 2 and report["total"]["tokens"] > 0
     summary = (out / "summary.md").read_text()
-    assert "| Explore | 1 | 1/1 (100%) | 1/1 (100%)" in summary and "None." in summary
+    assert "| Explore | 1 | 1/1 (100%) | 0/1 (0%) (0) | 1/1 (100%)" in summary and "None." in summary
     assert (out / "autogptp_bench.png").stat().st_size > 1000
 
 

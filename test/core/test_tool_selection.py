@@ -141,7 +141,7 @@ def test_alternative_accepted_then_plan(semantic) -> None:
     assert asked == [("apple", "orange")] and memory.substitutions == {"apple": "orange"}
     assert res.rounds[0].alternative["branches"] == ["single_candidate"]
     assert 'The request is now: "I want an orange"' in reqs[2].last_user_text
-    assert 'The user asks: "I want an orange"' in reqs[3].last_user_text
+    assert 'Request: "I want an orange"' in reqs[3].last_user_text
     assert reached(ex, "(inhand orange0 human0)")
 
 

@@ -35,7 +35,7 @@ def test_up_reports_ready_serves_and_stops_on_ctrl_c(single):
         how = "in one process" if single else "separate processes: sim_world"
         ready = re.search(rf"suite ready in ([\d.]+) s \(5 nodes, {how}", "".join(lines))
         assert ready, "".join(lines)
-        assert "SCRIPTED language backend" in lines[0] and "AFFPLAN_LLM_BASE_URL" in "".join(lines)
+        assert "offline instruction interpreter" in lines[0] and "AFFPLAN_LLM_BASE_URL" in "".join(lines)
         pids = [int(p) for p in subprocess.run(["pgrep", "-P", str(up.pid)], capture_output=True, text=True).stdout.split()]
         assert len(pids) == (1 if single else 5)
 

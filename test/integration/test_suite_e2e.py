@@ -65,9 +65,9 @@ class Person:
 def suite(tmp_path_factory):
     from affplan_ros.core.capabilities import load_capabilities
     from affplan_ros.env import share_dir
-    from affplan_ros.llm.backend import ScriptedTasks
     from affplan_ros.llm.fake_server import FakeChatServer
     from affplan_ros.suite import start_suite
+    from scripted_llm import ScriptedTasks
 
     tmp = tmp_path_factory.mktemp("suite")
     (tmp / "kitchen.yaml").write_text(yaml.safe_dump(SCENE))
@@ -76,8 +76,9 @@ def suite(tmp_path_factory):
         n for n, c in load_capabilities().items() if n != "open" and not c.environment)
     (tmp / "params.yaml").write_text(yaml.safe_dump(params))
     server = FakeChatServer(ScriptedTasks.from_mapping(SCRIPT, "test script"), model="scripted").start()
+    # Every answer from the script: no offline fast path in between.
     env = {"AFFPLAN_LLM_BASE_URL": server.base_url, "AFFPLAN_LLM_MODEL": "scripted", "AFFPLAN_LLM_API_KEY_ENV": "",
-           "AFFPLAN_LLM_LABEL": "SCRIPTED test backend"}
+           "AFFPLAN_FAST_PATH": "0"}
     started = start_suite("sim", {"scenario": str(tmp / "kitchen.yaml"), "params": str(tmp / "params.yaml"),
                                   "time_scale": "0.25", "log_level": "warn"}, env=env)
     try:

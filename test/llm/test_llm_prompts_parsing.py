@@ -27,17 +27,22 @@ def test_plan_prompt_contents() -> None:
     system, user = GoalPromptBuilder().initial_messages(req)
     assert system["role"] == "system" and user["role"] == "user"
     text = user["content"]
-    assert "; Describes ?a1 being on top of the supporting ?a2" in text
-    assert "(on ?a1 - carry ?a2 - support)" in text
-    assert "hand_occupied" not in text
-    assert "cup0: carry, cup" in text and '"Put the cup on the table"' in text
-    assert "(on cup0 counter0)" in text and "(:goal" in text and "Examples:" in text
+    # The domain (predicates, rules, examples) is the system message: a stable prefix.
+    assert "(on carry support)" in system["content"]
+    assert "hand_occupied" not in system["content"] + text
+    assert "(:goal ...)" in system["content"] and "Bring me a banana ->" in system["content"]
+    other = GoalPromptBuilder().initial_messages(GoalRequest("Bring me the cup", SIG, forbidden_predicates=("hand_occupied",)))
+    assert other[0] == system
+    # Objects by the types predicates take, the state, the request.
+    assert "carry: cup0" in text and '"Put the cup on the table"' in text
+    assert "(on cup0 counter0)" in text
 
 
 def test_partial_prompt_states_bound() -> None:
     req = GoalRequest("Make tea", SIG, mode=GoalMode.PARTIAL_PLAN, max_predicates=3)
     text = GoalPromptBuilder(examples="Bring a cup -> (:goal (and (on cup0 table0)))").initial_messages(req)[1]["content"]
-    assert "at most 3 predicates" in text and "not listed above" in text and "Bring a cup" in text
+    system = GoalPromptBuilder(examples="Bring a cup -> (:goal (and (on cup0 table0)))").initial_messages(req)[0]
+    assert "at most 3 predicates" in text and "may be missing" in text and "Bring a cup" in system["content"]
     with pytest.raises(PromptTemplateError):
         GoalPromptBuilder().initial_messages(GoalRequest("x", SIG, mode=GoalMode.PARTIAL_PLAN))
 

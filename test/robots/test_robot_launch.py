@@ -15,7 +15,7 @@ def test_task_level_nodes_come_up_with_the_robot_config(robot):
     from affplan_ros.suite import start_suite
     from affplan_ros.task_client import SuiteClient
 
-    env = {"AFFPLAN_LLM_BASE_URL": "http://127.0.0.1:9/v1", "AFFPLAN_LLM_API_KEY_ENV": ""}  # nothing listens there
+    env = {"AFFPLAN_LLM_BASE_URL": ""}  # the offline instruction interpreter writes the goal
     with start_suite(robot, env=env, nodes=("executor", "memory", "planning", "tool_selection")) as suite:
         assert [p.name for p in suite.processes] == ["executor", "memory", "planning", "tool_selection"]
         with SuiteClient("/affplan", f"{robot}_test") as client:
@@ -25,6 +25,8 @@ def test_task_level_nodes_come_up_with_the_robot_config(robot):
             assert {l["name"] for l in memory["locations"]} == {"table0", "counter0", "refrigerator0"}
             assert ["at", "robot0", "counter0"] in memory["relations"] and ["at", "human0", "table0"] in memory["relations"]
             assert {l.name: l.pose[0].pose.position.x for l in got.memory.locations}["table0"] == 1.2
-            # planning reaches the configured (dead) endpoint and says so, bounded
+            # planning works on what the robot config tells the memory
             plan, error = client.call(PlanTask, "plan_task", PlanTask.Request(task="go to the table"), timeout=120)
-            assert plan is not None and not plan.success and "127.0.0.1:9" in plan.message, (error, plan)
+            assert plan is not None and plan.success, (error, plan)
+            assert [(s.action, s.agent, list(s.arguments)) for s in plan.plan.steps] == [
+                ("move", "robot0", ["counter0", "table0"])]

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from affplan_ros.core.scenario import ScenarioError, load_scenario
+from affplan_ros.sim.world_scenario import ScenarioError, load_scenario
 from affplan_ros.env import share_dir
 
 CONFIG = share_dir() / "config" / "scenarios"
@@ -38,3 +38,9 @@ def test_malformed_scenarios_are_named(tmp_path, text, message):
     (tmp_path / "kitchen.txt").write_text((CONFIG / "kitchen.txt").read_text())
     with pytest.raises(ScenarioError, match=message):
         load_scenario(path)
+
+
+def test_recovery_scenarios_give_the_world_their_ground_truth():
+    path = sorted((CONFIG / "recovery").glob("copal_*.yaml"))[0]
+    s = load_scenario(path)
+    assert s.scene.objects and s.explored is None and s.hidden == []

@@ -1,6 +1,6 @@
-"""Scenarios for the simulated robot: a ground-truth scene plus what the robot knows at the start.
+"""What the simulated robot's world starts from: a ground-truth scene plus what the robot knows.
 
-Two formats, chosen by the file name:
+Formats, chosen by the file:
 
 * an AutoGPT+P scene file (``*.txt``, OBJECTS / RELATIONS / LOCATIONS): everything explored;
 * the project's YAML (``*.yaml``)::
@@ -13,6 +13,10 @@ Two formats, chosen by the file name:
     explored: [table0, counter0]    # locations the robot has seen (default: all). Objects at the
                                     # others are hidden until the robot explores them.
 
+* a recovery scenario (``sim/scenario.py``: ``id``, ``set``, ``scene``, ``belief``, ``hidden``
+  ...): its ground-truth scene, everything explored (its hidden rules are the recovery
+  benchmark's business, not the simulated robot's yet).
+
 The simulated world holds the whole scene (ground truth); the memory starts with the explored
 part only, so a task may need the Explore tool.
 """
@@ -24,8 +28,8 @@ from typing import Optional, Union
 
 import yaml
 
-from .scene import Scene
-from .scene_io import SceneFormatError, load_scene, parse_scene_text
+from affplan_ros.core.scene import Scene
+from affplan_ros.core.scene_io import SceneFormatError, load_scene, parse_scene_text
 
 PathLike = Union[str, Path]
 _KEYS = {"description", "scene", "objects", "relations", "locations", "explored"}
@@ -61,6 +65,13 @@ def load_scenario(path: PathLike) -> Scenario:
         raise ScenarioError(f"cannot read the scenario {path}: {exc}") from exc
     if not isinstance(data, dict):
         raise ScenarioError(f"{path}: a scenario is a mapping with `scene:` or `objects:`")
+    if {"id", "set", "belief", "hidden"} & set(data):
+        from affplan_ros.sim import scenario as recovery
+
+        try:
+            return _finish(Scenario(recovery.load_scenario(path).truth, None, str(data.get("title", "")), str(path)))
+        except recovery.ScenarioError as exc:
+            raise ScenarioError(str(exc)) from exc
     unknown = set(data) - _KEYS
     if unknown:
         raise ScenarioError(f"{path}: unknown keys {sorted(unknown)} (known: {sorted(_KEYS)})")

@@ -1,0 +1,241 @@
+"""The perception node as a separate process: drawn camera frames in, objects with affordances and
+relations out (latched observation topic and the Observe service), real YOLO inference with the
+shipped detector; bad input (wrong encoding, missing/corrupt model, empty class list, an LLM that
+answers neither yes nor no) gives clear errors and the node stays up."""
+from __future__ import annotations
+
+import time
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.ros
+
+NS = "/affplan"
+EXPECTED = {"table0", "cup0", "bowl0", "apple0", "bottle0"}
+
+
+def _needs_detector():
+    from affplan_ros.env import share_dir
+
+    try:
+        import ultralytics  # noqa: F401
+    except ImportError:
+        pytest.skip("ultralytics/torch not installed (AFFPLAN_PERCEPTION=0)")
+    if not (share_dir() / "config" / "models" / "kitchen_shapes.pt").is_file():
+        pytest.fail("config/models/kitchen_shapes.pt is missing: run scripts/train_detector.py")
+
+
+def start(**params):
+    from affplan_ros.launcher import NodeProcess, node_argv
+
+    return NodeProcess(node_argv("perception", NS, params), ready_timeout=60)
+
+
+class Camera:
+    """Publishes a drawn RGB-D frame (rgb8 + 32FC1 + camera info) from a test node, like a camera."""
+
+    def __init__(self, node, frame):
+        from sensor_msgs.msg import CameraInfo, Image
+        from std_msgs.msg import Header
+
+        from affplan_ros.nodes.base import SENSOR_QOS
+        from affplan_ros.nodes.convert import image_msg
+
+        header = Header(frame_id="camera_optical")
+        fx, fy, cx, cy = frame.intrinsics
+        self.rgb = image_msg(frame.image[:, :, ::-1], "rgb8", header)
+        self.depth = image_msg(frame.depth, "32FC1", header)
+        self.info = CameraInfo(header=header, height=frame.image.shape[0], width=frame.image.shape[1],
+                               k=[fx, 0.0, cx, 0.0, fy, cy, 0.0, 0.0, 1.0])
+        self.pubs = [node.create_publisher(Image, f"{NS}/camera/image_raw", SENSOR_QOS),
+                     node.create_publisher(Image, f"{NS}/camera/depth", SENSOR_QOS),
+                     node.create_publisher(CameraInfo, f"{NS}/camera/camera_info", SENSOR_QOS)]
+        self.image = self.rgb
+        node.create_timer(0.2, self.publish)
+
+    def publish(self):
+        for pub, msg in zip(self.pubs, (self.image, self.depth, self.info)):
+            pub.publish(msg)
+
+
+def call(node, executor, srv_type, name, request, timeout=30.0):
+    from ros_support import spin_until
+
+    client = node.create_client(srv_type, f"{NS}/{name}")
+    assert client.wait_for_service(timeout_sec=20.0), f"{name} not available"
+    future = client.call_async(request)
+    assert spin_until(executor, future.done, timeout), f"{name} did not answer"
+    return future.result()
+
+
+def observe_until(node, executor, done, timeout: float = 60.0):
+    """Call Observe until ``done(reply)`` (the node may still be loading a model or processing
+    frames published before the camera switched to the next test input)."""
+    from affplan_ros.srv import Observe
+
+    deadline = time.monotonic() + timeout
+    while True:
+        reply = call(node, executor, Observe, "observe", Observe.Request())
+        if done(reply) or time.monotonic() > deadline:
+            return reply
+
+
+def test_drawn_frames_become_objects_with_affordances_and_relations():
+    _needs_detector()
+    from ros_support import isolated_node, spin_until
+    from sensor_msgs.msg import Image
+
+    from affplan_ros.core.oam import load_oam
+    from affplan_ros.msg import SceneObservation
+    from affplan_ros.nodes.base import LATCHED_QOS
+    from affplan_ros.sim.camera import kitchen_scene, render
+    from affplan_ros.srv import Observe
+
+    oam = load_oam()
+    # observe_timeout_s: Observe waits for the next processed frame; generous for a loaded machine.
+    proc = start(depth_topic="camera/depth", camera_info_topic="camera/camera_info",
+                 location="table0", max_rate_hz=5.0, observe_timeout_s=30.0)
+    try:
+        with isolated_node("camera") as (node, executor):
+            seen, annotated = [], []
+            node.create_subscription(SceneObservation, f"{NS}/observation", seen.append, LATCHED_QOS)
+            node.create_subscription(Image, f"{NS}/annotated_image", annotated.append, LATCHED_QOS)
+            Camera(node, render(kitchen_scene(), seed=4))
+            got = lambda: annotated and any({o.name for o in m.objects} >= EXPECTED for m in seen)  # noqa: E731
+            assert spin_until(executor, got, 90.0), "".join(proc.output[-20:]) + str(
+                [[o.name for o in m.objects] for m in seen[-3:]])
+            msg = next(m for m in seen if {o.name for o in m.objects} >= EXPECTED)
+            objects = {o.name: o for o in msg.objects}
+            for name in EXPECTED:
+                o = objects[name]
+                assert set(o.affordances) == oam.affordances_of(o.class_name), name
+                assert o.source == "detected" and o.location == "table0" and 0.35 <= o.confidence <= 1.0
+                assert o.bbox.width > 0 and len(o.pose) == 1 and 1.0 < o.pose[0].pose.position.z < 2.0
+            assert objects["water0"].source == "config" and "liquid" in objects["water0"].affordances
+            relations = {(r.predicate, *r.arguments): r for r in msg.relations}
+            for rel in [("on", "cup0", "table0"), ("on", "bowl0", "table0"), ("on", "bottle0", "table0"),
+                        ("in", "apple0", "bowl0")]:
+                assert rel in relations and not relations[rel].assumed and relations[rel].confidence >= 0.5, rel
+            assert relations[("closed", "bottle0")].assumed
+            assert relations[("liquid_in", "water0", "bottle0")].assumed
+            assert msg.header.frame_id == "camera_optical"
+            assert annotated and annotated[-1].width == 640 and annotated[-1].encoding == "bgr8"
+
+            # Observe: the next processed view, for the Explore tool.
+            reply = call(node, executor, Observe, "observe", Observe.Request(location="counter0"))
+            assert reply.success, reply.message
+            assert {o.name for o in reply.observation.objects} >= EXPECTED
+            assert reply.observation.location == "counter0"
+    finally:
+        assert proc.stop() == 0, "".join(proc.output)
+
+
+def test_bad_frames_and_a_bad_model_are_reported_and_the_node_stays_up(tmp_path):
+    _needs_detector()
+    from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue
+    from rcl_interfaces.srv import SetParameters
+    from ros_support import isolated_node
+
+    from affplan_ros.sim.camera import kitchen_scene, render
+    from affplan_ros.srv import GenerateOam, Observe
+
+    proc = start(model=str(tmp_path / "missing.pt"), observe_timeout_s=3.0)
+    try:
+        with isolated_node("camera") as (node, executor):
+            camera = Camera(node, render(kitchen_scene(), seed=4))
+            reply = call(node, executor, Observe, "observe", Observe.Request())
+            assert not reply.success and "missing.pt" in reply.message and "does not exist" in reply.message
+
+            # A corrupt weight file set at run time: the reload fails with a clear message.
+            corrupt = tmp_path / "corrupt.pt"
+            corrupt.write_bytes(b"\x00not a checkpoint" * 10)
+            param = Parameter(name="model", value=ParameterValue(type=ParameterType.PARAMETER_STRING,
+                                                                 string_value=str(corrupt)))
+            result = call(node, executor, SetParameters, "perception/set_parameters",
+                          SetParameters.Request(parameters=[param]))
+            assert result.results[0].successful
+            reply = observe_until(node, executor, lambda r: "could not be loaded" in r.message)
+            assert not reply.success and "corrupt.pt could not be loaded" in reply.message
+
+            # An invalid value is refused by the parameter callback itself.
+            bad = Parameter(name="confidence", value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE,
+                                                                    double_value=1.5))
+            result = call(node, executor, SetParameters, "perception/set_parameters",
+                          SetParameters.Request(parameters=[bad]))
+            assert not result.results[0].successful and "confidence must be in [0, 1]" in result.results[0].reason
+
+            # Back to the shipped model; then a frame with an unsupported encoding, then a good one.
+            good = Parameter(name="model", value=ParameterValue(type=ParameterType.PARAMETER_STRING,
+                                                                string_value="models/kitchen_shapes.pt"))
+            call(node, executor, SetParameters, "perception/set_parameters", SetParameters.Request(parameters=[good]))
+            from sensor_msgs.msg import Image
+
+            camera.image = Image(header=camera.rgb.header, height=4, width=4, encoding="yuv422", step=8,
+                                 data=bytes(32))
+            reply = observe_until(node, executor, lambda r: "yuv422" in r.message)
+            assert not reply.success and "encoding 'yuv422' is not supported" in reply.message
+            camera.image = Image(header=camera.rgb.header, height=480, width=640, encoding="rgb8", step=1920,
+                                 data=bytes(1000))
+            reply = observe_until(node, executor, lambda r: "needs 921600" in r.message)
+            assert not reply.success and "needs 921600" in reply.message
+            camera.image = camera.rgb
+            reply = observe_until(node, executor, lambda r: r.success)
+            assert reply.success and {o.name for o in reply.observation.objects} >= EXPECTED, reply.message
+
+            # GenerateOam with an empty class list: refused with a reason.
+            reply = call(node, executor, GenerateOam, "generate_oam", GenerateOam.Request(classes=[], strategy="logic"))
+            assert not reply.success and "class list is empty" in reply.message
+    finally:
+        assert proc.stop() == 0, "".join(proc.output)
+    log = "".join(proc.output)
+    assert "does not exist" in log and "rejected" in log
+
+
+def test_generate_oam_service_asks_the_llm_caches_and_rejects_non_answers(tmp_path):
+    from ros_support import isolated_node
+
+    from affplan_ros.llm.fake_server import FakeChatServer
+    from affplan_ros.srv import GenerateOam
+
+    defs = tmp_path / "questions.yaml"
+    defs.write_text(yaml.safe_dump({"affordances": [
+        {"name": "grasp", "description": "held in one hand", "question": "Can a {} be held in one hand?",
+         "formula": "(Can a {} be held in one hand?)"},
+        {"name": "stir", "description": "stirs food", "question": "Can a {} stir food?",
+         "formula": "(Can a {} stir food?)&!(Is a {} dangerous?)"}]}))
+    answers = {"Can a ladle be held in one hand?": "Yes", "Can a ladle stir food?": "yes",
+               "Is a ladle dangerous?": "No."}
+
+    def respond(messages, _body):
+        return answers.get(messages[-1]["content"], "I am not sure.")
+
+    cache = tmp_path / "generated.yaml"
+    with FakeChatServer(respond) as server:
+        proc = start(model=str(tmp_path / "none.pt"), llm_base_url=server.base_url, llm_model="fake-gpt",
+                     llm_api_key_env="none", affordances_file=str(defs), oam_cache_file=str(cache))
+        try:
+            with isolated_node("client") as (node, executor):
+                # Generous: the node imports the openai client on the first request (seconds, more
+                # when other jobs load the machine).
+                reply = call(node, executor, GenerateOam, "generate_oam",
+                             GenerateOam.Request(classes=["Ladle", "cup"], strategy="logic"), timeout=120.0)
+                assert reply.success, reply.message
+                mapping = {m.class_name: m for m in reply.mappings}
+                assert mapping["cup"].strategy == "file" and "drink" in mapping["cup"].affordances
+                assert sorted(mapping["ladle"].affordances) == ["grasp", "stir"]
+                assert mapping["ladle"].strategy == "logic" and mapping["ladle"].model == "fake-gpt"
+                asked = len(server.chat_requests)
+                assert asked == 3
+                # Now known to the node: answered without asking again.
+                reply = call(node, executor, GenerateOam, "generate_oam", GenerateOam.Request(classes=["ladle"]))
+                assert reply.success and reply.mappings[0].strategy == "file" and len(server.chat_requests) == asked
+                # A class the fake LLM cannot answer: bounded re-asks, then a clear failure.
+                reply = call(node, executor, GenerateOam, "generate_oam",
+                             GenerateOam.Request(classes=["spork"], strategy="yesno"))
+                assert not reply.success and "expected 'yes' or 'no'" in reply.message and "spork" in reply.message
+                assert len(server.chat_requests) == asked + 3
+        finally:
+            assert proc.stop() == 0, "".join(proc.output)
+    stored = yaml.safe_load(cache.read_text())
+    assert stored["classes"]["ladle"] == ["grasp", "stir"] and stored["generated"]["ladle"]["strategy"] == "logic"
