@@ -218,7 +218,7 @@ def print_result(say: Transcript, outcome: TaskOutcome) -> None:
     say("result", f"{'SUCCESS' if res.success else 'FAILED'} ({res.stop_reason}): {res.message}")
     if res.final_plan.steps:
         say.more("final plan: " + "; ".join(step_text(s) for s in res.final_plan.steps))
-    say.more(f"{res.rounds} round(s), {res.llm_calls} LLM call(s), {res.prompt_tokens} prompt + "
+    say.more(f"{res.rounds} round(s), {res.llm_calls} language backend call(s), {res.prompt_tokens} prompt + "
              f"{res.completion_tokens} completion tokens, {res.seconds:.1f} s")
 
 
