@@ -16,9 +16,18 @@ def test_task_level_nodes_come_up_with_the_robot_config(robot):
     from affplan_ros.task_client import SuiteClient
 
     env = {"AFFPLAN_LLM_BASE_URL": ""}  # the offline instruction interpreter writes the goal
-    with start_suite(robot, env=env, nodes=("executor", "memory", "planning", "tool_selection")) as suite:
-        assert [p.name for p in suite.processes] == ["executor", "memory", "planning", "tool_selection"]
+    nodes = ("executor", "memory", "planning", "perception", "tool_selection")
+    with start_suite(robot, env=env, nodes=nodes) as suite:
+        assert [p.name for p in suite.processes] == list(nodes)
         with SuiteClient("/affplan", f"{robot}_test") as client:
+            # perception watches the robot's camera (the Explore tool's `observe` comes from it)
+            from rcl_interfaces.srv import GetParameters
+
+            got, error = client.call(GetParameters, "perception/get_parameters",
+                                     GetParameters.Request(names=["camera_topic", "observe_timeout_s"]))
+            assert got is not None, error
+            camera = {"tiago": "/head_front_camera/rgb/image_raw", "armar": "/armar/head/rgb/image_raw"}[robot]
+            assert [v.string_value for v in got.values[:1]] == [camera] and got.values[1].double_value == 10.0
             got, error = client.call(GetMemory, "get_memory", GetMemory.Request())
             assert got is not None, error
             memory = json.loads(got.json)
