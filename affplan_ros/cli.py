@@ -81,6 +81,24 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return run_demo(args)
 
 
+def _cmd_up(args: argparse.Namespace) -> int:
+    from affplan_ros.suite import run_up
+
+    return run_up(args)
+
+
+def _cmd_ask(args: argparse.Namespace) -> int:
+    from affplan_ros.task_client import run_ask
+
+    return run_ask(args)
+
+
+def _cmd_memory(args: argparse.Namespace) -> int:
+    from affplan_ros.task_client import run_memory
+
+    return run_memory(args)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="affplan",
@@ -102,24 +120,37 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_cmd_demo)
 
     p = sub.add_parser("up", help="bring the node suite up on this machine",
-                       description="Start every node of a robot's launch description as separate processes "
-                                   "(what `ros2 launch affplan_ros <robot>.launch.xml` does on a ROS 2 install).")
+                       description="Start every node of a robot's launch file (launch/<robot>.launch.xml) as a separate "
+                                   "process, with the same executables, parameters and remappings `ros2 launch` would use, "
+                                   "and print the measured time until all are ready. Ctrl-C stops them all. Without an "
+                                   "LLM endpoint (AFFPLAN_LLM_BASE_URL) the nodes' language backend is the offline "
+                                   "instruction interpreter, which declines what it does not understand.",
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog="examples:\n  affplan up\n  affplan up --scenario config/scenarios/kitchen.txt\n"
+                              "  affplan up --robot tiago --arg namespace:=robot1")
     p.add_argument("--robot", default="sim", choices=["sim", "tiago", "armar"], help="robot configuration (default: %(default)s)")
     p.add_argument("--scenario", help="scenario file for the simulated world (AutoGPT+P scene file or YAML)")
-    p.set_defaults(func=_not_yet("up", 5))
+    p.add_argument("--arg", action="append", metavar="NAME:=VALUE", help="a launch argument, as `ros2 launch` takes it")
+    p.add_argument("--quiet", action="store_true", help="do not echo the nodes' log lines")
+    p.add_argument("--single-process", action="store_true", help="compose every node into one process instead")
+    p.set_defaults(func=_cmd_up)
 
     p = sub.add_parser("ask", help="send a task to a running suite and watch it",
-                       description="Send a task through the ExecuteTask action and show each round, the plan and every step live.")
+                       description="Send a task through the ExecuteTask action and show each round, the plan and every step "
+                                   "live. When the plan needs the person, or an alternative object needs your consent, the "
+                                   "question appears here: type the answer (or use --yes / --no). Ctrl-C cancels the task.")
     p.add_argument("task", help='the task in your words, e.g. "bring me an apple"')
     p.add_argument("--plan-only", action="store_true", help="plan and report without moving the robot")
+    p.add_argument("--yes", action="store_true", help="answer every question of the robot with yes")
+    p.add_argument("--no", action="store_true", help="answer every question of the robot with no")
     p.add_argument("--timeout", type=float, default=600.0, help="give up waiting after this many seconds (default: %(default)s)")
-    p.set_defaults(func=_not_yet("ask", 5))
+    p.set_defaults(func=_cmd_ask)
 
     p = sub.add_parser("memory", help="print the robot's memory",
                        description="Print the memory node's scene, relations, locations, agents and task history.")
     p.add_argument("--json", action="store_true", help="print JSON instead of text")
     p.add_argument("--reset", action="store_true", help="forget what was learned and go back to the initial memory")
-    p.set_defaults(func=_not_yet("memory", 5))
+    p.set_defaults(func=_cmd_memory)
 
     p = sub.add_parser("oam", help="object-affordance mappings: show or generate with an LLM",
                        description="Inspect the object-affordance mapping (OAM) or generate entries for new classes.")

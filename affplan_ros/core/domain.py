@@ -397,8 +397,11 @@ def build_task(scene: Scene, goal: Optional[Sequence[Sequence]] = None, *,
                capabilities: Optional[Mapping[str, Capability]] = None,
                agents: Optional[Sequence[Agent]] = None,
                affordances: Optional[AffordanceSet] = None,
-               unknown_classes: str = "error") -> PlanningTask:
-    """Generate the domain and problem for ``scene`` (and ``goal``, a DNF, if given)."""
+               unknown_classes: str = "error",
+               predicates: Optional[Mapping[str, PredicateDef]] = None) -> PlanningTask:
+    """Generate the domain and problem for ``scene`` (and ``goal``, a DNF, if given).
+    ``predicates``: the predicate set (default: predicates.yaml), e.g. extended with
+    properties learned from execution failures (``core/recovery``)."""
     oam = oam if oam is not None else load_oam()
     from .affordances import DEFAULT_AFFORDANCES
     from .capabilities import DEFAULT_CAPABILITIES
@@ -410,7 +413,8 @@ def build_task(scene: Scene, goal: Optional[Sequence[Sequence]] = None, *,
     agents = list(agents)
     affordances = (affordances if affordances is not None
                    else _cached_default(load_affordances, DEFAULT_AFFORDANCES))
-    predicates = _cached_default(load_predicates, DATA_DIR / "predicates.yaml")
+    predicates = (dict(predicates) if predicates is not None
+                  else _cached_default(load_predicates, DATA_DIR / "predicates.yaml"))
     warnings: list[str] = list(scene.warnings)
     src = scene.source
     aff_prefix, cap_prefix = PDDL_CONFIG["affordance_prefix"], PDDL_CONFIG["capability_prefix"]

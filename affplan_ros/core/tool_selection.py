@@ -57,6 +57,7 @@ class StopReason(str, Enum):
     LLM_ERROR = "llm_error"
     INVALID_TASK = "invalid_task"      # rejected before any LLM call
     DECLINED = "declined"              # the backend said it is not sure (offline interpreter)
+    CANCELED = "canceled"              # ``should_stop`` said so (e.g. the user canceled the task)
 
 
 @dataclass(frozen=True)
@@ -160,6 +161,9 @@ class ToolPrompter(Protocol):
 
 
 ConfirmAlternative = Callable[[str, str], bool]  # (missing class, proposed class) -> accepted?
+# Told about each round as it goes: ("selected", record) once the tool is known, before it
+# runs; ("done", record) after it ran. Lets a ROS node publish feedback per round.
+RoundObserver = Callable[[str, "RoundRecord"], None]
 
 
 @dataclass
@@ -248,6 +252,8 @@ class ToolSelectionLoop:
     max_seconds: Optional[float] = None
     max_task_chars: int = 2000
     clock: Callable[[], float] = time.monotonic
+    should_stop: Optional[Callable[[], bool]] = None   # checked between rounds and tools (cancel)
+    observer: Optional[RoundObserver] = None
 
     def run(self, task: str, memory: Memory) -> ToolLoopResult:
         start = self.clock()
@@ -266,7 +272,10 @@ class ToolSelectionLoop:
         view = lambda last="": ToolPromptView(memory.substitute(task), memory.render(), previous, last,  # noqa: E731
                                               memory)
         messages: list[Message] = list(self.prompter.initial_messages(view()))
+        stopped = lambda: self.should_stop is not None and self.should_stop()  # noqa: E731
         for rnd in range(1, self.max_rounds + 1):
+            if stopped():
+                return finish(StopReason.CANCELED, f"canceled before round {rnd}")
             left = None if self.max_seconds is None else self.max_seconds - (self.clock() - start)
             if left is not None and left <= 0:
                 return finish(StopReason.TIME_LIMIT, f"no result within {self.max_seconds:g} s")
@@ -298,16 +307,29 @@ class ToolSelectionLoop:
             if call.tool is Tool.FAILURE:
                 rec.seconds = self.clock() - t0
                 return finish(StopReason.NO_TOOL, "the LLM found no tool that helps further")
+            if stopped():
+                return finish(StopReason.CANCELED, f"canceled before running {call.tool.value}")
+            self._notify("selected", rec)
             try:
                 done = self._run_tool(call, task, memory, rec, result, left)
             except Exception as exc:  # noqa: BLE001 - an executor or planner bug: said, bounded, not fatal
                 done, rec.error = False, f"{type(exc).__name__}: {exc}"
                 rec.result = f"The tool {call.tool.value} failed: {rec.error}"
             rec.seconds = self.clock() - t0
+            self._notify("done", rec)
+            if stopped() and not done:
+                return finish(StopReason.CANCELED, f"canceled during {call.tool.value}: {rec.result}")
             if done:
                 return finish(StopReason.COMPLETED, f"the request was fulfilled: {rec.result}")
             messages.append({"role": "user", "content": self.prompter.update_message(view(rec.result))})
         return finish(StopReason.BOUND_REACHED, f"no final plan after {self.max_rounds} rounds")
+
+    def _notify(self, event: str, rec: RoundRecord) -> None:
+        if self.observer is not None:
+            try:
+                self.observer(event, rec)
+            except Exception:  # noqa: BLE001 - reporting progress must never stop the task
+                pass
 
     # -- tools ---------------------------------------------------------------------------
     def _run_tool(self, call: ToolCall, task: str, memory: Memory, rec: RoundRecord,
@@ -365,8 +387,7 @@ class ToolSelectionLoop:
               left: Optional[float]) -> bool:
         kind = "partial plan" if partial else "plan"
         request = memory.substitute(task)
-        context = ("Accepted alternatives: " + ", ".join(f"{m} -> {a}" for m, a in memory.substitutions.items())
-                   if memory.substitutions else "")
+        context = alternatives_context(memory)
         attempt = self.planner.plan(request, memory.scene(), partial=partial, context=context, max_seconds=left)
         if attempt.goal is not None:
             g = attempt.goal
@@ -381,8 +402,16 @@ class ToolSelectionLoop:
         record = PlanRecord(kind, request, attempt.goal_text, rec.plan, attempt.plan.cost)
         memory.last_plan = record
         run = self.executor.execute(steps)
-        memory.apply_steps(steps[:run.steps_done], oam=self.oam)
-        result.plan_cost += attempt.cost_of(steps[:run.steps_done])
+        # A recovering executor (core/recovery/executive.py) may have repaired the plan at mid
+        # level: it reports the steps that ran, and the facts its failure observed.
+        done = getattr(run, "executed_steps", None)
+        done = list(done) if done is not None else steps[:run.steps_done]
+        memory.apply_steps(done, oam=self.oam)
+        if getattr(run, "observed", ()):
+            from .recovery.belief import observe_memory
+
+            observe_memory(memory, run.observed)
+        result.plan_cost += attempt.cost_of(done)
         record.executed, record.success, record.message = True, run.success, run.message
         rec.executed = run.success
         if not run.success:
@@ -394,6 +423,13 @@ class ToolSelectionLoop:
             return False
         rec.result = f"the plan for {attempt.goal_text} was executed: {'; '.join(rec.plan) or 'nothing to do'}"
         return True
+
+
+def alternatives_context(memory: Memory) -> str:
+    """The accepted alternatives as the goal prompt shows them ("" when there are none)."""
+    if not memory.substitutions:
+        return ""
+    return "Accepted alternatives: " + ", ".join(f"{m} -> {a}" for m, a in memory.substitutions.items())
 
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")

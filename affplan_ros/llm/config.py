@@ -103,3 +103,20 @@ def require_endpoint(environ: Mapping[str, str] | None = None) -> LLMConfig:
                               f"{ENV_KEY_NAME} naming the variable that holds the key)")
     conf.api_key(environ)  # MissingAPIKeyError names the variable, never a value
     return conf
+
+
+CONFIGURE_HELP = (f"configure a real endpoint with {ENV_BASE_URL}, {ENV_MODEL} and {ENV_KEY_NAME} "
+                  "(the NAME of the variable holding the API key)")
+
+
+def config_from_settings(base_url: str = "", model: str = "", api_key_env: str = "", timeout_s: float = 60.0,
+                         environ: Mapping[str, str] | None = None) -> LLMConfig | None:
+    """A node's endpoint: each setting (ROS parameter) where given, else the environment; None
+    when no base URL is configured anywhere. ``api_key_env`` "none" means the endpoint needs no key."""
+    env = os.environ if environ is None else environ
+    base = base_url.strip() or env.get(ENV_BASE_URL, "").strip()
+    if not base:
+        return None
+    key_env = (api_key_env or env.get(ENV_KEY_NAME, "OPENAI_API_KEY")).strip()
+    return LLMConfig(base_url=base, model=model.strip() or env.get(ENV_MODEL, "").strip() or LLMConfig.model,
+                     api_key_env="" if key_env == "none" else key_env, timeout_s=float(timeout_s))

@@ -38,6 +38,17 @@ def render_template(name: str, values: Mapping[str, object], directory: Path | N
         raise PromptTemplateError(f"template {name!r} is malformed: {exc}") from exc
 
 
+def template_openings(kinds, directory: Path | None = None) -> tuple[tuple[str, str], ...]:
+    """(fixed opening text, kind) per template of ``kinds`` (template name -> kind), longest
+    first: the words before a template's first placeholder tell which template a message is."""
+    out = []
+    for name, kind in kinds:
+        text = load_template(name, directory).template
+        cut = text.find("$")
+        out.append((text[: cut if cut >= 0 else len(text)].strip(), kind))
+    return tuple(sorted(out, key=lambda x: -len(x[0])))
+
+
 def predicates_text(signature: Signature, exclude: tuple[str, ...] = ()) -> str:
     """``(on carry support) (in carry contain) ...``: name and parameter types. Lean on purpose
     (the descriptions doubled the prompt): names and affordance types say what each means, and

@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 
 from ..core.goal_loop import Message
 from ..core.tool_selection import ToolPromptView
-from .prompting import PROMPT_DIR, load_template, named_classes, render_template
+from .prompting import PROMPT_DIR, named_classes, render_template, template_openings
 
 
 @dataclass
@@ -112,12 +112,7 @@ PROMPT_KINDS = {
 @lru_cache(maxsize=4)
 def _openings(directory: Optional[Path] = None) -> tuple[tuple[str, str], ...]:
     """(fixed opening text, kind) per template, longest first."""
-    out = []
-    for name, kind in PROMPT_KINDS.items():
-        text = load_template(name, directory).template
-        cut = text.find("$")
-        out.append((text[: cut if cut >= 0 else len(text)].strip(), kind))
-    return tuple(sorted(out, key=lambda x: -len(x[0])))
+    return template_openings(PROMPT_KINDS.items(), directory)
 
 
 def prompt_kind(text: str, directory: Optional[Path] = None) -> Optional[str]:

@@ -4,41 +4,35 @@ Each step becomes a goal of the skill action named in ``config/skills.yaml``; th
 outcome (or a structured failure: what / why / suggestion) is reported as feedback. One plan
 runs at a time; cancel stops the running skill too. Steps have a time limit, and a skill
 server that does not answer fails the step with a clear message instead of hanging.
+
+A step the plan gives a person (agent ``human0``) is put to them through the ``ask_human``
+service (AskHuman: served by ``affplan ask`` at the terminal, or a UI) and waits at most
+``human_timeout_s``. With ``apply_human_steps`` (the simulated world) the step then goes to
+the skill server too, so the simulated world learns what the person did.
 """
 from __future__ import annotations
 
 import threading
 import time
+
 from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
 from affplan_ros.core.capabilities import load_capabilities, parameter_names
+from affplan_ros.core.execution import HumanAnswer, human_failure, human_step_text
 from affplan_ros.core.failure import Failure, FailureCode
 from affplan_ros.core.skills import SkillMap, SkillMapError
 from affplan_ros.env import config_file
 from affplan_ros.interfaces import interface_types
 from affplan_ros.msg import PlanStep
 from affplan_ros.action import ExecutePlan
-from affplan_ros.nodes.base import declare, require, run_node
+from affplan_ros.nodes.base import FutureWait, absolute_name, call_service, declare, require, run_node
 from affplan_ros.nodes.convert import failure_from_msg, failure_to_msg, fill_message, step_text
+from affplan_ros.nodes.convert_memory import is_human
+from affplan_ros.srv import AskHuman
 
-
-class _Wait:
-    """Wait for an rclpy future from a worker thread, polling a stop condition."""
-
-    def __init__(self, future):
-        self.future = future
-        self._done = threading.Event()
-        future.add_done_callback(lambda _f: self._done.set())
-
-    def until(self, deadline: float, stop=lambda: False) -> str:
-        while not self._done.wait(0.05):
-            if stop():
-                return "stopped"
-            if time.monotonic() > deadline:
-                return "timeout"
-        return "done"
+YES = ("yes", "y", "done", "ok", "okay")
 
 
 class ExecutorNode(Node):
@@ -48,13 +42,19 @@ class ExecutorNode(Node):
         capabilities_file = declare(self, "capabilities_file", "", "capability schemas (default: the built-in set)")
         self.step_timeout = declare(self, "step_timeout_s", 60.0, "time limit of one plan step, seconds")
         self.server_wait = declare(self, "server_wait_s", 5.0, "how long to wait for a skill server to appear, seconds")
+        self.human_timeout = declare(self, "human_timeout_s", 120.0, "how long a person may take for a step the plan gives them, seconds")
+        self.apply_human_steps = declare(self, "apply_human_steps", False, "after a person did a step, also send it to the skill "
+                                         "server (true for the simulated world, which must learn what the person did)")
+        ask_human = declare(self, "ask_human_service", "ask_human", "AskHuman service that reaches the person")
         require(self.step_timeout > 0, "step_timeout_s must be > 0")
         require(self.server_wait >= 0, "server_wait_s must be >= 0")
+        require(self.human_timeout > 0, "human_timeout_s must be > 0")
 
         try:
             self.skill_map = SkillMap.from_file(config_file("skills.yaml", skills_file))
             capabilities = load_capabilities(capabilities_file or None)
             self.parameters = parameter_names(capabilities)
+            self.capabilities = capabilities
             # Environment capabilities (e.g. wetten) happen by themselves: no skill runs them.
             self.environment = {name for name, cap in capabilities.items() if cap.environment}
         except (OSError, SkillMapError) as exc:
@@ -69,6 +69,7 @@ class ExecutorNode(Node):
                                 callback_group=self._client_group)
             for skill in self.skill_map.skill_types()
         }
+        self._ask_human = self.create_client(AskHuman, ask_human, callback_group=self._client_group)
         self._busy = threading.Lock()
         self._server = ActionServer(
             self, ExecutePlan, "execute_plan", execute_callback=self._execute,
@@ -98,7 +99,12 @@ class ExecutorNode(Node):
                 result.steps_done += 1
                 self._feedback(goal_handle, i, step, "succeeded", f"happens by itself: {step_text(step)}")
                 continue
-            failure = self._run_step(goal_handle, step, timeout)
+            if is_human(step.agent):
+                failure = self._ask_person(goal_handle, step)
+                if failure is None and self.apply_human_steps:
+                    failure = self._run_step(goal_handle, step, timeout)
+            else:
+                failure = self._run_step(goal_handle, step, timeout)
             if failure is None:
                 result.executed.append(step)
                 result.steps_done += 1
@@ -132,29 +138,48 @@ class ExecutorNode(Node):
         client = self._skill_clients[call.skill]
         if not client.wait_for_server(timeout_sec=self.server_wait):
             return Failure(FailureCode.UNAVAILABLE, text, f"{text} could not start",
-                           f"no skill server answers at {self.resolve_action_name(call.server)}",
+                           f"no skill server answers at {absolute_name(self, call.server)}",
                            "start the robot's skill servers (or the simulated world) and retry")
         deadline = time.monotonic() + timeout
         cancel_requested = lambda: goal_handle.is_cancel_requested  # noqa: E731
-        sent = _Wait(client.send_goal_async(goal))
+        sent = FutureWait(client.send_goal_async(goal))
         if sent.until(deadline, cancel_requested) != "done":
             return self._stopped(text, cancel_requested(), timeout)
         handle = sent.future.result()
         if not handle.accepted:
             return Failure(FailureCode.INVALID, text, f"{text} was refused", "the skill server rejected the goal")
-        finished = _Wait(handle.get_result_async())
+        finished = FutureWait(handle.get_result_async())
         outcome = finished.until(deadline, cancel_requested)
         if outcome != "done":
-            _Wait(handle.cancel_goal_async()).until(time.monotonic() + 5.0)
+            FutureWait(handle.cancel_goal_async()).until(time.monotonic() + 5.0)
             return self._stopped(text, outcome == "stopped", timeout)
         skill_result = finished.future.result().result
         if skill_result.success:
             return None
         return failure_from_msg(skill_result.failure) or Failure(FailureCode.PHYSICAL, text, f"{text} failed")
 
-    def resolve_action_name(self, name: str) -> str:
-        ns = self.get_namespace().rstrip("/")
-        return name if name.startswith("/") else f"{ns}/{name}"
+    def _ask_person(self, goal_handle, step: PlanStep) -> Failure | None:
+        """Ask the person to do ``step``; None once they say it is done."""
+        cap = self.capabilities.get(step.action)
+        question = human_step_text(step.action, step.agent, list(step.arguments), cap.description if cap else "",
+                                   [p.name for p in cap.parameters] if cap else ())
+        text = step_text(step)
+        self.get_logger().info(f"asking the person: {question}")
+        request = AskHuman.Request(question=question, options=["done", "no"], timeout_s=float(self.human_timeout))
+        response, error = call_service(self._ask_human, request, self.human_timeout + 1.0,
+                                       stop=lambda: goal_handle.is_cancel_requested, wait_s=self.server_wait,
+                                       node=self)
+        if response is None:
+            if goal_handle.is_cancel_requested:
+                return Failure(FailureCode.CANCELED, text, f"{text} was canceled", "the plan was canceled")
+            answer = HumanAnswer.TIMEOUT if "no answer within" in error else HumanAnswer.ERROR
+            detail = f"nobody to ask: {error}" if answer is HumanAnswer.ERROR else error
+            return human_failure(text, answer, detail)
+        if not response.answered:
+            return human_failure(text, HumanAnswer.TIMEOUT, f"no answer from the person within {self.human_timeout:g} s")
+        if response.answer.strip().lower() not in YES:
+            return human_failure(text, HumanAnswer.REFUSED, f"the person answered {response.answer!r}")
+        return None
 
     @staticmethod
     def _stopped(text: str, canceled: bool, timeout: float) -> Failure:

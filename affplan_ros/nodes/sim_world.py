@@ -1,10 +1,16 @@
 """sim_world: the default robot. Serves every skill action against a simulated ground truth.
 
-The world is loaded from a scenario (an AutoGPT+P scene file). Each skill goal is mapped back
-to the PDDL actions it may stand for (config/skills.yaml), checked against the true state, and
-applied; a false precondition fails the skill with what / why / suggestion. Skills take a
-realistic time (scaled by ``time_scale``) and can be canceled midway, leaving the world as it
-was before the step.
+The world is loaded from a scenario (an AutoGPT+P scene file or the project's YAML scenario,
+see sim/world_scenario.py). Each skill goal is mapped back to the PDDL actions it may stand for
+(config/skills.yaml), checked against the true state, and applied; a false precondition fails
+the skill with what / why / suggestion. Skills take a realistic time (scaled by ``time_scale``)
+and can be canceled midway, leaving the world as it was before the step.
+
+It is also the simulated camera: the ``observe`` service (Observe) reports the objects at the
+robot's location with their affordances, relations and a bounding box in a virtual image, and
+publishes the view on ``observation`` (latched SceneObservation, what a perception node
+publishes), so memory merges it. Objects at locations the scenario marks unexplored are in the
+world but unknown to the robot until it looks there.
 """
 from __future__ import annotations
 
@@ -15,15 +21,24 @@ from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
-from affplan_ros.core.capabilities import parameter_names
+from sensor_msgs.msg import RegionOfInterest
+
+from affplan_ros.core.capabilities import agents_for_scene, parameter_names
 from affplan_ros.core.failure import Failure, FailureCode
-from affplan_ros.core.scene_io import SceneFormatError, load_scene
+from affplan_ros.core.oam import load_oam
+from affplan_ros.sim.world_scenario import ScenarioError, load_scenario
 from affplan_ros.core.skills import SkillMap, SkillMapError
 from affplan_ros.env import config_file
 from affplan_ros.interfaces import interface_types
-from affplan_ros.nodes.base import declare, require, run_node
+from affplan_ros.msg import SceneObservation
+from affplan_ros.nodes.base import LATCHED_QOS, declare, declare_agents, require, run_node
 from affplan_ros.nodes.convert import failure_to_msg, message_fields
-from affplan_ros.sim.world import SimWorld
+from affplan_ros.nodes.convert_memory import relation_to_msg, scene_object_msg
+from affplan_ros.sim.executor import SimulatedExecutor
+from affplan_ros.srv import Observe
+
+# The virtual camera image the simulated detections' bounding boxes refer to.
+IMAGE_WIDTH, IMAGE_HEIGHT = 640, 480
 
 # Seconds a real robot would take per skill, before time_scale.
 DURATIONS = {"Navigate": 4.0, "Grasp": 3.0, "Place": 2.5, "Pour": 4.0, "Handover": 3.0,
@@ -33,15 +48,23 @@ DURATIONS = {"Navigate": 4.0, "Grasp": 3.0, "Place": 2.5, "Pour": 4.0, "Handover
 class SimWorldNode(Node):
     def __init__(self) -> None:
         super().__init__("sim_world")
-        scenario = declare(self, "scenario", "", "scene file of the simulated world (default: config/scenarios/kitchen.txt)")
+        scenario = declare(self, "scenario", "", "scenario of the simulated world: an AutoGPT+P scene file or a YAML "
+                           "scenario (default: config/scenarios/kitchen.txt)")
         skills_file = declare(self, "skills_file", "", "PDDL action -> skill action mapping (default: config/skills.yaml)")
+        oam_file = declare(self, "oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)")
         self.time_scale = declare(self, "time_scale", 1.0, "multiplies every skill's duration (0 = instant)")
+        self.robot = declare(self, "robot_agent", "robot0", "the robot's name in the plans")
+        profiles = declare_agents(self)
         require(self.time_scale >= 0, "time_scale must be >= 0")
         path = config_file("scenarios/kitchen.txt", scenario)
         try:
-            self.world = SimWorld(load_scene(path))
+            scene = load_scenario(path).scene
+            oam = load_oam(oam_file or None)
+            # The simulated executor holds the ground-truth world and what a camera sees in it.
+            self.sim = SimulatedExecutor(scene, oam=oam, agents=agents_for_scene(scene, profiles), robot=self.robot)
+            self.world = self.sim.world
             self.skill_map = SkillMap.from_file(config_file("skills.yaml", skills_file))
-        except (OSError, SceneFormatError, SkillMapError) as exc:
+        except (OSError, ScenarioError, SkillMapError) as exc:
             raise ValueError(f"cannot load the simulated world: {exc}") from exc
         self.parameters = parameter_names(self.world.task.capabilities)
         types = interface_types("action")
@@ -52,6 +75,8 @@ class SimWorldNode(Node):
                          cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group)
             for skill in self.skill_map.skill_types()
         ]
+        self.observation_pub = self.create_publisher(SceneObservation, "observation", LATCHED_QOS)
+        self.create_service(Observe, "observe", self._on_observe, callback_group=group)
         self.get_logger().info(f"simulated world from {path}: {len(self.world.task.object_types)} objects, "
                                f"{len(self._skill_servers)} skill servers, time_scale {self.time_scale}")
 
@@ -80,6 +105,41 @@ class SimWorldNode(Node):
             goal_handle.abort()
             self.get_logger().warn(f"{skill} failed: {outcome.failure.feedback()}")
         return self._result(action_type, outcome.success, started, outcome.failure)
+
+    def _on_observe(self, request, response):
+        here = self.sim.location_of_robot() or ""
+        where = request.location or here
+        if where not in self.sim.scene.locations:
+            response.success = False
+            response.message = f"{where!r} is not a location of the simulated world ({', '.join(sorted(self.sim.scene.locations))})"
+            return response
+        if where != here:
+            response.success = False
+            response.message = f"the robot is at {here or 'no known location'}, it cannot see {where}; navigate there first"
+            return response
+        with self.world._lock:  # a consistent view while skills may be running
+            seen = self.sim.observe(where)
+        msg = SceneObservation(location=where)
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.frame_id = "camera"
+        objects = [o for o in seen.objects if o.name != where]
+        for record in seen.objects:
+            obj = scene_object_msg(record, where, source="simulated")
+            obj.bbox = self._bbox(objects.index(record), len(objects)) if record in objects else \
+                RegionOfInterest(x_offset=0, y_offset=IMAGE_HEIGHT // 2, width=IMAGE_WIDTH, height=IMAGE_HEIGHT // 2)
+            msg.objects.append(obj)
+        msg.relations = [relation_to_msg(r) for r in seen.relations]
+        self.observation_pub.publish(msg)
+        response.success, response.observation = True, msg
+        response.message = f"{len(objects)} objects seen at {where}"
+        return response
+
+    @staticmethod
+    def _bbox(index: int, count: int) -> RegionOfInterest:
+        """Objects side by side in the upper half of the virtual image (the furniture is the lower half)."""
+        width = IMAGE_WIDTH // max(count, 1)
+        return RegionOfInterest(x_offset=index * width, y_offset=IMAGE_HEIGHT // 4, width=max(1, width - 4),
+                                height=IMAGE_HEIGHT // 4)
 
     @staticmethod
     def _result(action_type, success: bool, started: float, failure: Failure | None):

@@ -131,6 +131,54 @@ def test_drawn_frames_become_objects_with_affordances_and_relations():
         assert proc.stop() == 0, "".join(proc.output)
 
 
+def test_camera_frames_reach_the_memory_node_as_objects_with_affordances_and_relations(tmp_path):
+    """Camera -> perception -> (latched observation topic) -> memory, all separate processes; the
+    memory node is read back through its GetMemory service, as the tool-selection node reads it."""
+    _needs_detector()
+    import json
+
+    from ros_support import isolated_node, spin_until
+
+    from affplan_ros.core.oam import load_oam
+    from affplan_ros.launcher import NodeProcess, node_argv
+    from affplan_ros.sim.camera import kitchen_scene, render
+    from affplan_ros.srv import GetMemory
+
+    oam = load_oam()
+    perception = start(location="table0", max_rate_hz=5.0)
+    memory = NodeProcess(node_argv("memory", NS, {"persist_file": str(tmp_path / "memory.json"),
+                                                  "robot_start": "table0"}), name="memory")
+    try:
+        with isolated_node("camera") as (node, executor):
+            Camera(node, render(kitchen_scene(), seed=4))
+            state = {}
+
+            def arrived():
+                state["memory"] = json.loads(call(node, executor, GetMemory, "get_memory", GetMemory.Request()).json)
+                return {o["name"] for o in state["memory"]["objects"]} >= EXPECTED
+
+            deadline = time.monotonic() + 120.0
+            while not arrived() and time.monotonic() < deadline:
+                spin_until(executor, lambda: False, 1.0)
+            remembered = state["memory"]
+            names = {o["name"]: o for o in remembered["objects"]}
+            assert set(names) >= EXPECTED, "".join(perception.output[-20:]) + str(sorted(names))
+            for name in EXPECTED:
+                assert set(names[name]["affordances"]) == oam.affordances_of(names[name]["class_name"]), name
+            relations = {tuple(r) for r in remembered["relations"]}
+            for rel in [("on", "cup0", "table0"), ("on", "bowl0", "table0"), ("in", "apple0", "bowl0"),
+                        ("liquid_in", "water0", "bottle0"), ("closed", "bottle0")]:
+                assert rel in relations, (rel, sorted(relations))
+            table = next(loc for loc in remembered["locations"] if loc["name"] == "table0")
+            assert table["explored"] and set(table["objects"]) >= EXPECTED - {"table0"}
+        # The memory node saved what it merged (a restarted suite starts from it).
+        saved = json.loads((tmp_path / "memory.json").read_text())
+        assert {o["name"] for o in saved["objects"]} >= EXPECTED
+    finally:
+        assert memory.stop() == 0, "".join(memory.output)
+        assert perception.stop() == 0, "".join(perception.output)
+
+
 def test_bad_frames_and_a_bad_model_are_reported_and_the_node_stays_up(tmp_path):
     _needs_detector()
     from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue

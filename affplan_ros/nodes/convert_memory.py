@@ -1,0 +1,116 @@
+"""Core memory, observation and plan types <-> ROS messages (the task-level half of convert.py).
+
+Kept apart from ``convert.py`` so the skill-level conversions stay small; like it, this is the
+only place that knows both sides for what it converts.
+"""
+from __future__ import annotations
+
+import re
+from typing import Mapping, Optional, Sequence
+
+from affplan_ros.core.memory import Memory, ObjectRecord, Observation
+from affplan_ros.core.scene import Relation as CoreRelation
+from affplan_ros.msg import (AgentState, Location, MemorySnapshot, Plan, PlanStep, Relation, SceneObject,
+                             SceneObservation, Substitution)
+
+
+def class_of(name: str) -> str:
+    """``human0`` -> ``human``: the class of a PDDL object name (class + instance number)."""
+    return re.sub(r"\d+$", "", name)
+
+
+def is_human(agent: str) -> bool:
+    return class_of(agent) == "human"
+
+
+# -- plans -----------------------------------------------------------------------------------
+
+def steps_from_msg(plan: Plan) -> list:
+    """PlanStep messages -> core plan steps (``core.planner.PlanStep``)."""
+    from affplan_ros.core.planner import PlanStep as CorePlanStep  # the planner's modules load only here
+
+    return [CorePlanStep(s.action, tuple(s.arguments), s.agent) for s in plan.steps]
+
+
+def steps_to_msg(steps: Sequence, costs: Optional[Mapping[str, float]] = None) -> list[PlanStep]:
+    """Core plan steps -> PlanStep messages; ``costs``: what each agent's step costs."""
+    costs = costs or {}
+    return [PlanStep(index=i, action=s.action, arguments=list(s.args), agent=s.agent,
+                     cost=float(costs.get(s.agent, 0.0))) for i, s in enumerate(steps)]
+
+
+def parse_step_text(text: str, agents: Sequence[str]):
+    """``"grasp robot0 apple0 table0 table0"`` (``str(PlanStep)``) -> PlanStep; the second word
+    is the agent when it names one (environment steps such as ``wetten`` have none)."""
+    from affplan_ros.core.planner import PlanStep as CorePlanStep
+
+    words = text.split()
+    if len(words) > 1 and words[1] in agents:
+        return CorePlanStep(words[0], tuple(words[2:]), words[1])
+    return CorePlanStep(words[0] if words else "", tuple(words[1:]), "")
+
+
+# -- observations ----------------------------------------------------------------------------
+
+def relation_to_msg(r: CoreRelation, assumed: bool = False) -> Relation:
+    return Relation(predicate=r.predicate, arguments=list(r.args), confidence=1.0, assumed=assumed)
+
+
+def relation_from_msg(r: Relation) -> CoreRelation:
+    return CoreRelation(r.predicate, tuple(r.arguments))
+
+
+def observation_from_msg(msg: SceneObservation) -> Observation:
+    """A SceneObservation (perception, the simulated camera) as the memory merges it."""
+    objects = tuple(ObjectRecord(o.name, o.class_name or class_of(o.name), int(o.instance), tuple(sorted(o.affordances)))
+                    for o in msg.objects if o.name)
+    return Observation(objects, tuple(relation_from_msg(r) for r in msg.relations if r.predicate),
+                       msg.location or None)
+
+
+def scene_object_msg(record: ObjectRecord, location: str = "", source: str = "memory") -> SceneObject:
+    return SceneObject(name=record.name, class_name=record.class_name, instance=int(record.instance),
+                       affordances=list(record.affordances), location=location, confidence=1.0, source=source)
+
+
+# -- memory ----------------------------------------------------------------------------------
+
+def object_locations(memory: Memory) -> dict[str, str]:
+    """Where each object was last seen (the location lists), agents where ``at`` puts them."""
+    where = {o: name for name, loc in memory.locations.items() for o in loc.objects}
+    for agent in memory.agents:
+        here = memory.agent_location(agent)
+        if here:
+            where[agent] = here
+    return where
+
+
+def memory_to_msg(memory: Memory, poses: Optional[Mapping[str, object]] = None, header=None) -> MemorySnapshot:
+    """The memory as a MemorySnapshot; ``poses``: location name -> PoseStamped, when known."""
+    poses = poses or {}
+    where = object_locations(memory)
+    msg = MemorySnapshot()
+    if header is not None:
+        msg.header = header
+    msg.objects = [scene_object_msg(o, where.get(o.name, "")) for o in memory.objects.values()]
+    msg.relations = [relation_to_msg(r) for r in memory.relations]
+    msg.locations = [Location(name=loc.name, objects=list(loc.objects), explored=loc.explored,
+                              pose=[poses[loc.name]] if loc.name in poses else [])
+                     for loc in memory.locations.values()]
+    for agent in memory.agents:
+        holding = [r.args[0] for r in memory.relations if r.predicate == "inhand" and r.args[1:] == (agent,)]
+        msg.agents.append(AgentState(name=agent, kind=AgentState.KIND_HUMAN if is_human(agent) else AgentState.KIND_ROBOT,
+                                     location=memory.agent_location(agent) or "", holding=holding,
+                                     free_hands=max(0, 2 - len(holding))))
+    msg.instructions = list(memory.instructions)
+    msg.substitutions = [Substitution(missing_class=m, replacement=a, reason="accepted by the user")
+                         for m, a in memory.substitutions.items()]
+    if memory.last_plan is not None:
+        p = memory.last_plan
+        steps = [parse_step_text(s, memory.agents) for s in p.steps]
+        msg.last_plan = Plan(goal=p.goal or "", steps=steps_to_msg(steps), cost=float(p.cost or 0.0),
+                             partial=p.tool.startswith("partial"), planner="fast-downward")
+        msg.last_result = ("not executed" if not p.executed else "succeeded" if p.success
+                           else f"failed: {p.message}")
+    return msg
+

@@ -1,0 +1,136 @@
+"""planning: a task in words -> a checked PDDL goal -> a validated plan (PlanTask service).
+
+The language backend writes the goal; syntax, type and Prolog semantic checks feed errors back
+until a goal is accepted (the goal loop, bounded by ``goal_rounds``); Fast Downward plans on
+the scene the memory node knows (``get_memory``; unexplored locations stay out). Nothing is
+executed here. One request at a time (Prolog and the planner are serialized anyway).
+
+Heavy modules (planner, Prolog) load in the background right after start-up, so the node is
+up at once; a request that comes first waits for them.
+"""
+from __future__ import annotations
+
+import json
+import threading
+import time
+
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.node import Node
+
+from affplan_ros.core.memory import Memory
+from affplan_ros.nodes.base import (call_service, declare, declare_agents, declare_llm, make_language_backend,
+                                    require, run_node)
+from affplan_ros.nodes.convert_memory import steps_to_msg
+from affplan_ros.msg import Plan
+from affplan_ros.srv import GetMemory, PlanTask
+
+
+class PlanningNode(Node):
+    def __init__(self) -> None:
+        super().__init__("planning")
+        self.goal_rounds = declare(self, "goal_rounds", 10, "bound on LLM answers per goal (self-correction rounds)")
+        self.time_limit = declare(self, "plan_time_limit_s", 30.0, "time limit of one Fast Downward run, seconds")
+        self.mode = declare(self, "plan_mode", "optimal", "optimal (minimal cost) or satisficing (faster)")
+        self.semantic = declare(self, "semantic_check", True, "check goals for contradictions in Prolog")
+        self.max_seconds = declare(self, "max_seconds", 120.0, "bound on one PlanTask request, seconds")
+        oam_file = declare(self, "oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)")
+        memory_service = declare(self, "memory_service", "get_memory", "GetMemory service of the memory node")
+        self.profiles = declare_agents(self)
+        self.llm_config = declare_llm(self)
+        require(self.goal_rounds >= 1, "goal_rounds must be >= 1")
+        require(self.time_limit > 0, "plan_time_limit_s must be > 0")
+        require(self.max_seconds > 0, "max_seconds must be > 0")
+        require(self.mode in ("optimal", "satisficing"), "plan_mode must be 'optimal' or 'satisficing'")
+        self._oam_file = oam_file
+        self._memory = self.create_client(GetMemory, memory_service, callback_group=ReentrantCallbackGroup())
+        self.create_service(PlanTask, "plan_task", self._on_plan, callback_group=MutuallyExclusiveCallbackGroup())
+        self._ready = threading.Event()
+        self._warm_error = self._llm_problem = ""
+        self.goal_loop = None
+        threading.Thread(target=self._warm_up, name="planning-warm-up", daemon=True).start()
+
+    def _warm_up(self) -> None:
+        """Load the planner, Prolog and the LLM client off the start-up path."""
+        try:
+            from affplan_ros.core.goal_loop import GoalLoop
+            from affplan_ros.core.oam import load_oam
+            from affplan_ros.llm.prompting import GoalPromptBuilder
+
+            self.oam = load_oam(self._oam_file or None)
+            checker = None
+            if self.semantic:
+                from affplan_ros.core.semantic_check import SemanticChecker
+
+                checker = SemanticChecker()
+            backend, why = make_language_backend(self.llm_config, self.oam)
+            self._llm_problem = why
+            self.goal_loop = GoalLoop(backend.model, GoalPromptBuilder(), checker, max_rounds=self.goal_rounds) \
+                if backend else None
+            self.get_logger().info(f"planning: language backend: {backend.label if backend else why}")
+            import affplan_ros.core.planner  # noqa: F401 - Fast Downward's modules, now rather than at the first task
+        except Exception as exc:  # noqa: BLE001 - reported with every request
+            self._warm_error = f"{type(exc).__name__}: {exc}"
+            self.get_logger().error(f"planning cannot work: {self._warm_error}")
+        finally:
+            self._ready.set()
+
+    def _on_plan(self, request, response):
+        t0 = time.monotonic()
+        self._ready.wait(60.0)
+        problem = self._warm_error or (self._llm_problem if self.goal_loop is None else "")
+        if problem:
+            response.success, response.message = False, f"planning is not available: {problem}"
+            return response
+        got, error = call_service(self._memory, GetMemory.Request(), 10.0, wait_s=10.0, node=self)
+        if got is None:
+            response.success, response.message = False, f"cannot read the memory: {error}"
+            return response
+        memory = Memory.from_dict(json.loads(got.json))
+        attempt = self._plan(request.task, request.partial, memory)
+        self._fill(response, attempt, request.partial)
+        self.get_logger().info(f"{'partial ' if request.partial else ''}plan for {request.task!r}: "
+                               f"{response.message} ({time.monotonic() - t0:.1f} s)")
+        return response
+
+    def _plan(self, task: str, partial: bool, memory: Memory):
+        from affplan_ros.core.capabilities import agents_for_scene
+        from affplan_ros.core.task_planning import TaskPlanner
+        from affplan_ros.core.tool_selection import alternatives_context
+
+        scene = memory.scene()
+        planner = TaskPlanner(self.goal_loop, oam=self.oam, agents=agents_for_scene(scene, self.profiles),
+                              mode=self.mode, time_limit=self.time_limit)
+        return planner.plan(memory.substitute(task), scene, partial=partial, context=alternatives_context(memory),
+                            max_seconds=self.max_seconds)
+
+    @staticmethod
+    def _fill(response, attempt, partial: bool) -> None:
+        goal = attempt.goal
+        response.success = bool(attempt.ok)
+        response.message = attempt.message
+        response.goal = attempt.goal_text or ""
+        if goal is not None:
+            answered = ", ".join(dict.fromkeys(b for b in goal.answered_by if b))
+            if answered:  # which backend wrote the goal, for the transcript
+                response.message += f" (goal answered by: {answered})"
+            response.correction_rounds = len(goal.feedback)
+            response.errors = [f"({fb.stage}) {fb.message.strip()}" for fb in goal.feedback]
+            response.llm_seconds = float(goal.llm_seconds)
+            response.check_seconds = max(0.0, float(goal.seconds - goal.llm_seconds))
+            response.prompt_tokens, response.completion_tokens = int(goal.prompt_tokens), int(goal.completion_tokens)
+        result = attempt.plan
+        if result is not None:
+            response.translate_seconds = float(result.timings.translate_s or 0.0)
+            response.search_seconds = float(result.timings.search_s or 0.0)
+            if result.solved:
+                response.plan = Plan(goal=attempt.goal_text or "", steps=steps_to_msg(result.plan, attempt.agent_costs),
+                                     cost=float(result.cost or 0.0), partial=bool(partial),
+                                     planner="fast-downward" + ("-opt" if result.optimal else ""))
+
+
+def main(args=None) -> int:
+    return run_node(PlanningNode, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

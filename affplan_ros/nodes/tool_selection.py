@@ -1,0 +1,374 @@
+"""tool_selection: carries out a task given in words (ExecuteTask action, Command service).
+
+A thin wrapper over the AutoGPT+P loop (core/tool_selection.py, Algorithm 1): each round the
+language backend picks a tool and the other nodes are the tools:
+
+* Plan / Partial Plan -> the planning node (PlanTask), then the executor (ExecutePlan);
+* Explore <location>   -> the executor moves the robot (a one-step ExecutePlan), then the camera
+                          (Observe: perception, or the simulated world) reports what is there;
+* Suggest Alternative  -> Algorithm 2 here, the person confirms through AskHuman;
+* memory               -> the memory node: read at the start, the working copy pushed back after
+                          every round (UpdateMemory.memory_json), so nothing is lost if this node
+                          restarts between tasks.
+
+Feedback goes out per round and per plan step; cancel stops the loop and the executor. All
+calls to other nodes are asynchronous, made from the action's thread while other threads of
+the MultiThreadedExecutor take the responses (clients live in a callback group of their own).
+"""
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+import uuid
+from typing import Optional
+
+from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.node import Node
+
+from affplan_ros.action import ExecutePlan, ExecuteTask
+from affplan_ros.core.execution import ExecutionResult, ExploreResult
+from affplan_ros.core.failure import Failure, FailureCode
+from affplan_ros.core.memory import Memory
+from affplan_ros.msg import Plan
+from affplan_ros.nodes.base import (FutureWait, absolute_name, call_service, declare, declare_llm, make_language_backend, require,
+                                    run_node,
+                                    wait_for_action)
+from affplan_ros.nodes.convert import failure_from_msg, step_text
+from affplan_ros.nodes.convert_memory import observation_from_msg, steps_from_msg, steps_to_msg
+from affplan_ros.srv import AskHuman, Command, GetMemory, Observe, PlanTask, UpdateMemory
+
+# core StopReason -> ExecuteTask.stop_reason (the action's documented words)
+STOP_REASONS = {"completed": "done", "no_tool": "failed", "bound_reached": "bound", "time_limit": "bound",
+                "llm_error": "error", "invalid_task": "rejected", "canceled": "canceled",
+                "declined": "rejected"}  # the offline interpreter did not understand the task
+YES = ("yes", "y", "ok", "okay", "sure")
+
+
+class ToolSelectionNode(Node):
+    def __init__(self) -> None:
+        super().__init__("tool_selection")
+        self.robot = declare(self, "robot_agent", "robot0", "the robot's name in the plans")
+        self.max_rounds = declare(self, "max_rounds", 10, "bound on tool-selection rounds per task")
+        self.max_seconds = declare(self, "max_seconds", 600.0, "bound on one task, seconds")
+        self.method = declare(self, "alternative_method", "affordance", "Suggest Alternative: affordance (Algorithm 2) or naive")
+        self.confirm = declare(self, "confirm_alternatives", True, "ask the person (AskHuman) before using an alternative")
+        self.confirm_timeout = declare(self, "confirm_timeout_s", 120.0, "how long to wait for the person's answer, seconds")
+        self.plan_timeout = declare(self, "plan_timeout_s", 180.0, "how long to wait for the planning node, seconds")
+        self.execute_timeout = declare(self, "execute_timeout_s", 900.0, "how long to wait for one plan's execution, seconds")
+        self.server_wait = declare(self, "server_wait_s", 3.0, "how long to wait for another node to appear, seconds")
+        oam_file = declare(self, "oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)")
+        names = {key: declare(self, f"{key}_service", default, f"{what} service")
+                 for key, default, what in (("plan", "plan_task", "PlanTask"), ("observe", "observe", "Observe"),
+                                            ("ask_human", "ask_human", "AskHuman"), ("get_memory", "get_memory", "GetMemory"),
+                                            ("update_memory", "update_memory", "UpdateMemory"))}
+        self.execute_plan_name = declare(self, "execute_plan_action", "execute_plan", "ExecutePlan action of the executor")
+        self.llm_config = declare_llm(self)
+        require(self.max_rounds >= 1, "max_rounds must be >= 1")
+        require(self.max_seconds > 0, "max_seconds must be > 0")
+        require(self.method in ("affordance", "naive"), "alternative_method must be 'affordance' or 'naive'")
+        for key in ("confirm_timeout", "plan_timeout", "execute_timeout", "server_wait"):
+            require(getattr(self, key) > 0, f"{key}_s must be > 0")
+
+        clients = ReentrantCallbackGroup()  # responses arrive while the task's thread waits
+        self.calls = {
+            "plan": self.create_client(PlanTask, names["plan"], callback_group=clients),
+            "observe": self.create_client(Observe, names["observe"], callback_group=clients),
+            "ask_human": self.create_client(AskHuman, names["ask_human"], callback_group=clients),
+            "get_memory": self.create_client(GetMemory, names["get_memory"], callback_group=clients),
+            "update_memory": self.create_client(UpdateMemory, names["update_memory"], callback_group=clients),
+        }
+        self.execute_plan = ActionClient(self, ExecutePlan, self.execute_plan_name, callback_group=clients)
+        self._self_client = ActionClient(self, ExecuteTask, "execute_task", callback_group=clients)
+        self._busy = threading.Lock()
+        self.current_task = ""
+        self._server = ActionServer(self, ExecuteTask, "execute_task", execute_callback=self._execute,
+                                    goal_callback=self._on_goal, cancel_callback=lambda _g: CancelResponse.ACCEPT,
+                                    callback_group=ReentrantCallbackGroup())
+        self.create_service(Command, "command", self._on_command, callback_group=ReentrantCallbackGroup())
+        self.llm, self.oam, self._problem = None, None, "still starting"
+        self._ready = threading.Event()
+        self._oam_file = oam_file
+        threading.Thread(target=self._warm_up, name="tool-selection-warm-up", daemon=True).start()
+
+    def _warm_up(self) -> None:
+        try:
+            from affplan_ros.core.oam import load_oam
+            import affplan_ros.llm.loop_factory  # noqa: F401 - the loop's modules, before the first task
+
+            self.oam = load_oam(self._oam_file or None)
+            backend, self._problem = make_language_backend(self.llm_config, self.oam)
+            self.llm = backend.model if backend else None
+            self.get_logger().info(f"tool selection: language backend: {backend.label if backend else self._problem}")
+        except Exception as exc:  # noqa: BLE001 - reported with every task
+            self._problem = f"{type(exc).__name__}: {exc}"
+            self.get_logger().error(f"tool selection cannot work: {self._problem}")
+        finally:
+            self._ready.set()
+
+    # -- ExecuteTask -------------------------------------------------------------------------
+    def _on_goal(self, goal) -> GoalResponse:
+        # One task at a time: a second one is refused, not queued (Command says why).
+        if self._busy.locked():
+            self.get_logger().warn(f"refused {goal.task!r}: busy with {self.current_task!r}")
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def _execute(self, goal_handle):
+        if not self._busy.acquire(blocking=False):
+            goal_handle.abort()
+            return ExecuteTask.Result(stop_reason="rejected", message=f"busy with {self.current_task!r}")
+        try:
+            self.current_task = goal_handle.request.task
+            return TaskRun(self, goal_handle).run()
+        finally:
+            self.current_task = ""
+            self._busy.release()
+
+    # -- Command -----------------------------------------------------------------------------
+    def _on_command(self, request, response):
+        from affplan_ros.core.tool_selection import clean_task
+
+        task, problem = clean_task(request.task, 2000)
+        if problem:
+            response.accepted, response.message = False, problem
+            return response
+        if self._busy.locked():
+            response.accepted, response.message = False, f"busy with {self.current_task!r}; try again when it is done"
+            return response
+        if not self._self_client.wait_for_server(timeout_sec=self.server_wait):
+            response.accepted, response.message = False, "the ExecuteTask server of this node is not reachable"
+            return response
+        sent = FutureWait(self._self_client.send_goal_async(ExecuteTask.Goal(task=task)))
+        if sent.until(time.monotonic() + 10.0) != "done" or not sent.future.result().accepted:
+            response.accepted, response.message = False, "the task was not accepted (busy?)"
+            return response
+        handle = sent.future.result()
+        response.accepted = True
+        response.task_id = uuid.UUID(bytes=bytes(handle.goal_id.uuid)).hex
+        response.message = (f"started; follow it on {self.resolve_topic_name('execute_task')}/_action/feedback "
+                            "or cancel it through the ExecuteTask action")
+        return response
+
+
+class TaskRun:
+    """One task: the loop with the other nodes as its tools, and the feedback it publishes."""
+
+    def __init__(self, node: ToolSelectionNode, goal_handle):
+        self.node, self.gh = node, goal_handle
+        self.memory = Memory()
+        self.fb = ExecuteTask.Feedback(current_step=-1)
+        self.last_plan = Plan()
+        self.log = node.get_logger()
+
+    # -- helpers ------------------------------------------------------------------------------
+    def canceled(self) -> bool:
+        return self.gh.is_cancel_requested
+
+    def say(self, message: str, **fields) -> None:
+        for key, value in fields.items():
+            setattr(self.fb, key, value)
+        self.fb.message = message
+        self.gh.publish_feedback(self.fb)
+
+    def fetch_memory(self) -> str:
+        got, error = call_service(self.node.calls["get_memory"], GetMemory.Request(), 10.0,
+                                  wait_s=self.node.server_wait, node=self.node)
+        if got is None:
+            return f"cannot read the memory: {error}"
+        fresh = Memory.from_dict(json.loads(got.json))
+        self.memory.__dict__.update(fresh.__dict__)  # in place: the loop holds this object
+        return ""
+
+    def sync_memory(self) -> str:
+        """Push the working copy to the memory node, then take back what it merged meanwhile."""
+        request = UpdateMemory.Request(memory_json=json.dumps(self.memory.to_dict()))
+        got, error = call_service(self.node.calls["update_memory"], request, 10.0, wait_s=self.node.server_wait, node=self.node)
+        if got is None or not got.success:
+            problem = error or got.message
+            self.log.error(f"memory not updated: {problem}")
+            return problem
+        return self.fetch_memory()
+
+    # -- the task -----------------------------------------------------------------------------
+    def run(self) -> ExecuteTask.Result:
+        t0 = time.monotonic()
+        request = self.gh.request
+        node = self.node
+        node._ready.wait(60.0)
+        self.log.info(f"task {request.task!r}")
+        problem = self.fetch_memory() or (node._problem if node.llm is None else "")
+        if problem:
+            return self.finish(False, "error", f"cannot start the task: {problem}", t0)
+        if request.plan_only:
+            return self.plan_only(request.task, t0)
+        from affplan_ros.llm.loop_factory import make_tool_loop
+
+        loop = make_tool_loop(node.llm, RosExecutor(self), oam=node.oam, method=node.method,
+                              confirm=self.confirm if node.confirm else None, confirm_timeout_s=node.confirm_timeout,
+                              max_rounds=int(request.max_rounds or node.max_rounds), max_seconds=node.max_seconds,
+                              planner=RemotePlanner(self), should_stop=self.canceled, observer=self.on_round)
+        result = loop.run(request.task, self.memory)
+        self.sync_memory()
+        totals = result.totals()
+        backends = ", ".join(dict.fromkeys(b for r in result.rounds for b in r.answered_by if b))
+        res = ExecuteTask.Result(success=result.success, final_plan=self.last_plan if result.final_plan else Plan(),
+                                 message=result.message + (f" (answered by: {backends})" if backends else ""), stop_reason=STOP_REASONS.get(result.stop_reason.value, "error"),
+                                 rounds=len(result.rounds), llm_calls=totals["llm_calls"],
+                                 prompt_tokens=totals["prompt_tokens"], completion_tokens=totals["completion_tokens"],
+                                 seconds=time.monotonic() - t0)
+        return self.close(res)
+
+    def finish(self, success: bool, reason: str, message: str, t0: float, plan: Optional[Plan] = None) -> ExecuteTask.Result:
+        return self.close(ExecuteTask.Result(success=success, stop_reason=reason, message=message,
+                                             final_plan=plan or Plan(), seconds=time.monotonic() - t0))
+
+    def close(self, res: ExecuteTask.Result) -> ExecuteTask.Result:
+        if res.stop_reason == "canceled" or (self.canceled() and not res.success):
+            res.stop_reason = "canceled"
+            self.gh.canceled()
+        elif res.success:
+            self.gh.succeed()
+        else:
+            self.gh.abort()
+        self.log.info(f"task {'succeeded' if res.success else res.stop_reason}: {res.message}")
+        return res
+
+    def plan_only(self, task: str, t0: float) -> ExecuteTask.Result:
+        """Plan the whole task once and report; nothing moves and memory does not change."""
+        attempt = RemotePlanner(self).plan(task, None, partial=False)
+        plan = self.last_plan if attempt.ok else Plan()
+        res = ExecuteTask.Result(success=attempt.ok, stop_reason="done" if attempt.ok else "failed",
+                                 message=attempt.message, final_plan=plan, seconds=time.monotonic() - t0)
+        if attempt.goal is not None:
+            g = attempt.goal
+            res.llm_calls, res.prompt_tokens, res.completion_tokens = g.rounds, g.prompt_tokens, g.completion_tokens
+        return self.close(res)
+
+    def on_round(self, event: str, rec) -> None:
+        tool = (rec.tool or "").lower()
+        if event == "selected":
+            self.say(f"round {rec.round}: {rec.tool}{' ' + rec.argument if rec.argument else ''}", round=rec.round,
+                     tool=tool, tool_argument=rec.argument or "", current_step=-1, step_status="")
+            return
+        self.say(rec.result or rec.error or "", goal=rec.goal or self.fb.goal)
+        self.sync_memory()
+
+    def confirm(self, missing: str, alternative: str) -> bool:
+        question = (f"There is no {missing} here. May I use the {alternative} instead? (task: {self.gh.request.task})")
+        self.say(f"asking the person: {question}")
+        timeout = self.node.confirm_timeout
+        got, error = call_service(self.node.calls["ask_human"],
+                                  AskHuman.Request(question=question, options=["yes", "no"], timeout_s=float(timeout)),
+                                  timeout + 1.0, stop=self.canceled, wait_s=self.node.server_wait, node=self.node)
+        if got is None:
+            raise RuntimeError(f"nobody to ask: {error}")
+        accepted = got.answered and got.answer.strip().lower() in YES
+        self.say(f"the person {'accepted' if accepted else 'did not accept'} {alternative} for {missing}")
+        return accepted
+
+
+class RemotePlanner:
+    """The loop's Plan / Partial Plan tool: the planning node's PlanTask service."""
+
+    def __init__(self, run: TaskRun):
+        self.run = run
+
+    def plan(self, request: str, scene, *, partial: bool = False, context: str = "", max_seconds=None):
+        from affplan_ros.core.goal_loop import GoalLoopResult, StopReason
+        from affplan_ros.core.planner import PlanResult
+        from affplan_ros.core.task_planning import PlanAttempt
+
+        run, node = self.run, self.run.node
+        if scene is not None:  # within the loop: the planning node must see the latest memory
+            run.sync_memory()
+        timeout = node.plan_timeout if max_seconds is None else max(1.0, min(node.plan_timeout, max_seconds))
+        got, error = call_service(node.calls["plan"], PlanTask.Request(task=request, partial=partial), timeout,
+                                  stop=run.canceled, wait_s=node.server_wait, node=node)
+        if got is None:
+            return PlanAttempt(False, f"the planning node did not answer: {error}")
+        for error_text in got.errors:
+            run.say(f"goal rejected {error_text}")
+        rounds = len(got.errors) + (1 if got.goal else 0)
+        answered = re.search(r"\(goal answered by: ([^)]*)\)$", got.message)
+        goal = GoalLoopResult(StopReason.ACCEPTED if got.goal else StopReason.BOUND_REACHED, goal_text=got.goal or None,
+                              rounds=rounds, prompt_tokens=got.prompt_tokens, completion_tokens=got.completion_tokens,
+                              llm_seconds=got.llm_seconds,
+                              answered_by=answered.group(1).split(", ") if answered else [])
+        steps = steps_from_msg(got.plan)
+        result = PlanResult("solved" if got.success else "unsolvable", steps, got.plan.cost if got.success else None)
+        if got.success:
+            run.last_plan = got.plan
+            run.say(f"goal {got.goal}; plan of {len(steps)} steps, cost {got.plan.cost:g}: "
+                    + "; ".join(step_text(s) for s in got.plan.steps), goal=got.goal, plan=got.plan)
+        return PlanAttempt(got.success, got.message, goal=goal, plan=result, goal_text=got.goal or None,
+                           agent_costs={s.agent: s.cost for s in got.plan.steps})
+
+
+class RosExecutor:
+    """The loop's executor: the executor node's ExecutePlan action, and Observe for Explore."""
+
+    def __init__(self, run: TaskRun):
+        self.run = run
+
+    def execute(self, steps) -> ExecutionResult:
+        run, node = self.run, self.run.node
+        name = absolute_name(node, node.execute_plan_name)
+        if not wait_for_action(node, node.execute_plan, name, node.server_wait):
+            return ExecutionResult(False, 0, Failure(FailureCode.UNAVAILABLE, "execute plan", "the plan could not start",
+                                                     f"no executor answers at {name}", "start the executor node"))
+        plan = Plan(goal=run.fb.goal, steps=steps_to_msg(steps))
+        total = len(plan.steps)
+
+        def relay(msg) -> None:
+            fb = msg.feedback
+            detail = fb.message if fb.status == "failed" else step_text(fb.step)
+            run.say(f"step {fb.current_step + 1}/{total} {fb.status}: {detail}", current_step=fb.current_step,
+                    step_status=fb.status)
+
+        sent = FutureWait(node.execute_plan.send_goal_async(ExecutePlan.Goal(plan=plan), feedback_callback=relay))
+        if sent.until(time.monotonic() + 10.0) != "done" or not sent.future.result().accepted:
+            return ExecutionResult(False, 0, Failure(FailureCode.UNAVAILABLE, "execute plan", "the executor refused the plan",
+                                                     "it is busy with another plan"))
+        handle = sent.future.result()
+        finished = FutureWait(handle.get_result_async())
+        outcome = finished.until(time.monotonic() + node.execute_timeout, run.canceled)
+        if outcome != "done":
+            # Cancel the executor too, and wait for it to stop: the world is left as the last
+            # finished step made it (skills apply their effect only at the end).
+            FutureWait(handle.cancel_goal_async()).until(time.monotonic() + 5.0)
+            finished.until(time.monotonic() + 15.0)
+            why = "the task was canceled" if outcome == "stopped" else f"no result within {node.execute_timeout:g} s"
+            res = finished.future.result().result if finished.future.done() else None
+            return ExecutionResult(False, res.steps_done if res else 0,
+                                   Failure(FailureCode.CANCELED if outcome == "stopped" else FailureCode.TIMEOUT,
+                                           "execute plan", "the plan was stopped", why))
+        res = finished.future.result().result
+        return ExecutionResult(res.success, res.steps_done, failure_from_msg(res.failure))
+
+    def explore(self, location: str) -> ExploreResult:
+        from affplan_ros.core.planner import PlanStep
+
+        run, node = self.run, self.run.node
+        here = run.memory.agent_location(node.robot)
+        if here != location:
+            moved = self.execute([PlanStep("move", (here or "", location), node.robot)])
+            if not moved.success:
+                return ExploreResult(False, failure=moved.failure)
+        got, error = call_service(node.calls["observe"], Observe.Request(location=location), 30.0,
+                                  stop=run.canceled, wait_s=node.server_wait, node=node)
+        if got is None or not got.success:
+            return ExploreResult(False, failure=Failure(FailureCode.UNAVAILABLE if got is None else FailureCode.NOT_FOUND,
+                                                        f"observe {location}", f"looking at {location} failed",
+                                                        error or got.message))
+        return ExploreResult(True, observation_from_msg(got.observation), cost=1.0)
+
+
+def main(args=None) -> int:
+    return run_node(ToolSelectionNode, args, threads=8)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,240 @@
+"""robot_skills: the skill action servers of a real robot (Tiago++, an ARMAR-style humanoid).
+
+Serves the same actions as the simulated world (``skills/navigate``, ``skills/grasp``, ...)
+from robot drivers (robots/drivers.py): Nav2 for the base, MoveIt for the arms, a gripper
+controller per hand. Symbolic names become poses from the robot config: ``locations`` (base
+poses, "name x y yaw") and ``object_poses`` ("name x y z" in the map frame: objects that do
+not move, handles, surfaces to put things on); a goal's own pose field wins.
+
+Skills the robot has no motion for (pour, wipe, the generic Skill) fail with a message saying
+so: leave them out of ``robot_capabilities`` and the planner gives them to the person.
+"""
+from __future__ import annotations
+
+import time
+from functools import partial
+from typing import Callable, Optional
+
+from rclpy.action import ActionServer, CancelResponse
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
+from rclpy.node import Node
+
+from affplan_ros.core.failure import Failure, FailureCode
+from affplan_ros.core.skills import SkillMap, SkillMapError
+from affplan_ros.env import config_file
+from affplan_ros.interfaces import interface_types
+from affplan_ros.nodes.base import declare, declare_locations, require, run_node
+from affplan_ros.nodes.convert import failure_to_msg
+from affplan_ros.robots.drivers import DriverUnavailable, Pose
+
+OPEN, CLOSED = 0.08, 0.0        # gripper positions (m)
+
+
+class RobotSkillsNode(Node):
+    def __init__(self, drivers: Optional[Callable[["RobotSkillsNode"], tuple]] = None) -> None:
+        """``drivers(node) -> (navigator, arm, gripper)``; default: Nav2, MoveIt, GripperCommand."""
+        super().__init__("robot_skills")
+        self.robot_name = declare(self, "robot_name", "robot", "which robot this is (for messages)")
+        self.hands = list(declare(self, "hands", ["right"], "hands with a gripper, e.g. ['left', 'right']"))
+        groups = declare(self, "arm_groups", ["arm"], "MoveIt planning group per hand, in the order of `hands`")
+        links = declare(self, "ee_links", ["gripper_link"], "end-effector link per hand, in the order of `hands`")
+        grippers = declare(self, "gripper_actions", ["gripper_controller/gripper_cmd"],
+                           "GripperCommand action per hand, in the order of `hands`")
+        self.nav_action = declare(self, "nav_action", "navigate_to_pose", "Nav2 NavigateToPose action")
+        self.nav_timeout = declare(self, "nav_timeout_s", 120.0, "time limit of one base motion, seconds")
+        self.approach = declare(self, "approach_height_m", 0.12, "pre-grasp / retreat height above an object")
+        self.effort = declare(self, "gripper_effort", 40.0, "gripper max effort when closing (N)")
+        handover = declare(self, "handover_pose", [0.6, 0.0, 1.0], "where to hold an object out to a person "
+                           "(x y z in the base frame)")
+        self.base_frame = declare(self, "base_frame", "base_link", "the robot base frame")
+        skills_file = declare(self, "skills_file", "", "PDDL action -> skill action mapping (default: config/skills.yaml)")
+        self.locations = declare_locations(self)
+        entries = declare(self, "object_poses", [], "fixed poses of named objects, each 'name x y z' (map frame)")
+        require(len(self.hands) == len(groups) == len(links) == len(grippers),
+                "hands, arm_groups, ee_links and gripper_actions need one entry per hand")
+        require(len(handover) == 3, "handover_pose is [x, y, z]")
+        self.groups, self.links = dict(zip(self.hands, groups)), dict(zip(self.hands, links))
+        self.handover_pose = Pose(*map(float, handover), frame=self.base_frame)
+        self.object_poses = {}
+        for entry in entries:
+            words = str(entry).split()
+            require(len(words) == 4, f"object_poses: {entry!r} is not 'name x y z'")
+            self.object_poses[words[0]] = Pose(float(words[1]), float(words[2]), float(words[3]))
+        try:
+            self.skill_map = SkillMap.from_file(config_file("skills.yaml", skills_file))
+        except (OSError, SkillMapError) as exc:
+            raise ValueError(f"cannot load the skill mapping: {exc}") from exc
+        group = ReentrantCallbackGroup()
+        try:
+            make = drivers or default_drivers
+            self.navigator, self.arm, self.gripper = make(self, dict(zip(self.hands, grippers)), group)
+        except DriverUnavailable as exc:
+            raise ValueError(f"{self.robot_name} backend: {exc}") from exc
+        self.holding: dict[str, str] = {}       # hand -> object
+        types = interface_types("action")
+        handlers = {"Navigate": self._navigate, "Grasp": self._grasp, "Place": self._place, "Open": self._open,
+                    "Close": self._close, "Handover": self._handover}
+        motion = MutuallyExclusiveCallbackGroup()  # one body: one motion at a time
+        self._servers = [ActionServer(self, types[skill], self.skill_map.server(skill),
+                                      execute_callback=partial(self._execute, types[skill], handlers.get(skill), skill),
+                                      cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=motion)
+                         for skill in self.skill_map.skill_types()]
+        self.get_logger().info(f"{self.robot_name} skills: {', '.join(self.skill_map.skill_types())}; "
+                               f"hands {', '.join(self.hands)}; {len(self.locations)} locations")
+
+    # -- framework ---------------------------------------------------------------------------
+    def _execute(self, action_type, handler, skill: str, goal_handle):
+        started = time.monotonic()
+        cancel = lambda: goal_handle.is_cancel_requested  # noqa: E731
+        if handler is None:
+            failure = Failure(FailureCode.INVALID, skill.lower(), f"{self.robot_name} cannot {skill.lower()}",
+                              f"the {self.robot_name} backend has no motion for {skill}",
+                              "leave it out of robot_capabilities so that the plan gives it to the person")
+        else:
+            try:
+                failure = handler(goal_handle.request, cancel)
+            except Exception as exc:  # noqa: BLE001 - a driver error is a failed skill, not a dead node
+                failure = Failure(FailureCode.PHYSICAL, skill.lower(), f"{skill.lower()} failed", f"{type(exc).__name__}: {exc}")
+        if failure is not None and failure.code == FailureCode.CANCELED:
+            goal_handle.canceled()
+        elif failure is None:
+            goal_handle.succeed()
+        else:
+            goal_handle.abort()
+            self.get_logger().warn(failure.feedback())
+        return action_type.Result(success=failure is None, failure=failure_to_msg(failure),
+                                  duration_s=time.monotonic() - started)
+
+    @staticmethod
+    def _problem(what: str, why: Optional[str], suggestion: str = "") -> Optional[Failure]:
+        if why is None:
+            return None
+        code = FailureCode.CANCELED if why == "canceled" else FailureCode.PHYSICAL
+        return Failure(code, what, f"{what} failed" if code != FailureCode.CANCELED else f"{what} was canceled",
+                       why, suggestion)
+
+    def _pose(self, name: str, given) -> Optional[Pose]:
+        if given:
+            return Pose.from_msg(given[0])
+        return self.object_poses.get(name)
+
+    def _free_hand(self, wanted: str) -> Optional[str]:
+        if wanted:
+            return wanted if wanted in self.hands and wanted not in self.holding else None
+        return next((h for h in self.hands if h not in self.holding), None)
+
+    def _hand_with(self, obj: str) -> Optional[str]:
+        return next((h for h, o in self.holding.items() if o == obj), None)
+
+    def _steps(self, what: str, cancel, *moves) -> Optional[Failure]:
+        """Run driver calls in order; the first that fails (or a cancel) stops the skill."""
+        for move in moves:
+            if cancel():
+                return self._problem(what, "canceled")
+            problem = self._problem(what, move())
+            if problem is not None:
+                return problem
+        return None
+
+    # -- skills ------------------------------------------------------------------------------
+    def _navigate(self, goal, cancel) -> Optional[Failure]:
+        what = f"navigate to {goal.to_location}"
+        pose = Pose.from_msg(goal.goal_pose[0]) if goal.goal_pose else None
+        if pose is None:
+            if goal.to_location not in self.locations:
+                return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"{goal.to_location} has no pose in the "
+                               "robot config", "add it to `locations` ('name x y yaw')")
+            x, y, yaw = self.locations[goal.to_location]
+            pose = Pose(x, y, 0.0, yaw)
+        return self._problem(what, self.navigator.go_to(pose, self.nav_timeout, cancel), "check the map and obstacles")
+
+    def _grasp(self, goal, cancel) -> Optional[Failure]:
+        what = f"grasp {goal.object}"
+        hand = self._free_hand(goal.hand)
+        if hand is None:
+            return Failure(FailureCode.PRECONDITION, what, f"{what} failed", f"no free hand ({self.holding})",
+                           "place what is held first", recoverable=True)
+        pose = self._pose(goal.object, goal.object_pose) or self.object_poses.get(goal.support)
+        if pose is None:
+            return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"no pose for {goal.object} or {goal.support}",
+                           "give object_pose in the goal, or add it to object_poses")
+        group, link = self.groups[hand], self.links[hand]
+        failure = self._steps(what, cancel,
+                              lambda: self.gripper.command(hand, OPEN, self.effort, cancel),
+                              lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel),
+                              lambda: self.arm.move_to(group, pose, link, cancel),
+                              lambda: self.gripper.command(hand, CLOSED, self.effort, cancel),
+                              lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel))
+        if failure is None:
+            self.holding[hand] = goal.object
+        return failure
+
+    def _place(self, goal, cancel) -> Optional[Failure]:
+        what = f"place {goal.object} {goal.relation or 'on'} {goal.target}"
+        hand = self._hand_with(goal.object)
+        if hand is None:
+            return Failure(FailureCode.PRECONDITION, what, f"{what} failed", f"{self.robot_name} does not hold {goal.object}",
+                           f"grasp {goal.object} first", recoverable=True)
+        pose = self._pose(goal.target, goal.target_pose)
+        if pose is None:
+            return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"no pose for {goal.target}",
+                           "add it to object_poses")
+        group, link = self.groups[hand], self.links[hand]
+        failure = self._steps(what, cancel,
+                              lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel),
+                              lambda: self.arm.move_to(group, pose.offset(dz=0.02), link, cancel),
+                              lambda: self.gripper.command(hand, OPEN, self.effort, cancel),
+                              lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel))
+        if failure is None:
+            del self.holding[hand]
+        return failure
+
+    def _open(self, goal, cancel, pull: float = -0.3) -> Optional[Failure]:
+        what = f"{'open' if pull < 0 else 'close'} {goal.object}"
+        hand = self._free_hand("")
+        if hand is None:
+            return Failure(FailureCode.PRECONDITION, what, f"{what} failed", "both hands are full",
+                           "place something first", recoverable=True)
+        pose = self._pose(goal.object, goal.handle_pose)
+        if pose is None:
+            return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"no handle pose for {goal.object}",
+                           "add it to object_poses")
+        group, link = self.groups[hand], self.links[hand]
+        return self._steps(what, cancel,
+                           lambda: self.gripper.command(hand, OPEN, self.effort, cancel),
+                           lambda: self.arm.move_to(group, pose, link, cancel),
+                           lambda: self.gripper.command(hand, CLOSED, self.effort, cancel),
+                           lambda: self.arm.move_to(group, pose.offset(dx=pull), link, cancel),
+                           lambda: self.gripper.command(hand, OPEN, self.effort, cancel))
+
+    def _close(self, goal, cancel) -> Optional[Failure]:
+        return self._open(goal, cancel, pull=0.3)
+
+    def _handover(self, goal, cancel) -> Optional[Failure]:
+        what = f"hand {goal.object} to {goal.receiver}"
+        hand = self._hand_with(goal.object)
+        if hand is None:
+            return Failure(FailureCode.PRECONDITION, what, f"{what} failed", f"{self.robot_name} does not hold {goal.object}",
+                           f"grasp {goal.object} first", recoverable=True)
+        pose = Pose.from_msg(goal.handover_pose[0]) if goal.handover_pose else self.handover_pose
+        failure = self._steps(what, cancel,
+                              lambda: self.arm.move_to(self.groups[hand], pose, self.links[hand], cancel),
+                              lambda: self.gripper.command(hand, OPEN, self.effort, cancel))
+        if failure is None:
+            del self.holding[hand]
+        return failure
+
+
+def default_drivers(node: RobotSkillsNode, grippers: dict[str, str], group) -> tuple:
+    from affplan_ros.robots.drivers import GripperActions, MoveItArm, Nav2Navigator
+
+    return (Nav2Navigator(node, node.nav_action, group), MoveItArm(f"{node.get_name()}_moveit"),
+            GripperActions(node, grippers, group))
+
+
+def main(args=None) -> int:
+    return run_node(RobotSkillsNode, args)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,283 @@
+"""The whole suite end to end: every node of launch/sim.launch.xml as its own process, tasks sent
+through the ROS graph only (ExecuteTask action, Command service), a scripted LLM on the local
+chat-completions server reached by the nodes' real openai clients, the real goal checks
+(Prolog), Fast Downward, executor and simulated world.
+
+One suite serves the module (start-up costs seconds); the tests run in file order and build
+on each other's world, as a person's session would.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+import yaml
+
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
+
+NS = "/affplan"
+SCENE = {
+    "description": "A kitchen; the robot has only seen the table.",
+    "objects": ["table:0", "counter:0", "refrigerator:0", "cup:0", "banana:0", "apple:0", "milk:0", "human:0", "robot:0"],
+    "relations": ["on cup:0 table:0", "on banana:0 table:0", "on apple:0 counter:0", "in milk:0 refrigerator:0",
+                  "closed refrigerator:0", "at robot:0 table:0", "at human:0 table:0"],
+    "locations": {"table0": ["table:0", "cup:0", "banana:0"], "counter0": ["counter:0", "apple:0"],
+                  "refrigerator0": ["refrigerator:0", "milk:0"]},
+    "explored": ["table0"],
+}
+# What the language backend answers, per task and kind of question (tool choice, goal, the two
+# questions of Suggest Alternative). The robot cannot open things: the person must.
+SCRIPT = {
+    "Give me the apple": {
+        "tool": ["No apple in memory; counter0 is unexplored.\nSELECTED TOOL: EXPLORE counter0",
+                 "The apple is on the counter.\nSELECTED TOOL: PLAN"],
+        "goal": ["(:goal (and (inhand apple0 human0)))"]},
+    "Bring me a glass": {
+        "tool": ["There is no glass anywhere.\nSELECTED TOOL: SUGGEST_ALTERNATIVE glass", "SELECTED TOOL: PLAN"],
+        "affordances": ["To drink from it: ['drink']"],
+        "goal": ["(:goal (and (inhand cup0 human0)))"]},
+    "Open the fridge": {
+        "tool": ["SELECTED TOOL: EXPLORE refrigerator0", "SELECTED TOOL: PLAN"],
+        "goal": ["(:goal (and (opened refrigerator0)))"]},
+    "Put the banana on the counter": {
+        "tool": ["SELECTED TOOL: PLAN", "SELECTED TOOL: PLAN"],
+        "goal": ["(:goal (and (on banana0 counter0)))", "(:goal (and (on banana0 counter0)))"]},
+    "Give me the banana": {
+        "tool": ["SELECTED TOOL: PLAN", "Nothing else can help.\nFAILURE"],
+        "goal": ["(:goal (and (inhand banana0 human0)))"]},
+}
+
+
+class Person:
+    """The person at the other end of the ask_human service: says yes, remembers the questions."""
+
+    def __init__(self):
+        self.questions: list[str] = []
+
+    def __call__(self, request, response):
+        self.questions.append(request.question)
+        response.answered, response.answer = True, "yes"
+        return response
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    from affplan_ros.core.capabilities import load_capabilities
+    from affplan_ros.env import share_dir
+    from affplan_ros.llm.fake_server import FakeChatServer
+    from affplan_ros.suite import start_suite
+    from scripted_llm import ScriptedTasks
+
+    tmp = tmp_path_factory.mktemp("suite")
+    (tmp / "kitchen.yaml").write_text(yaml.safe_dump(SCENE))
+    params = yaml.safe_load((share_dir() / "config" / "sim.yaml").read_text())
+    params["/**"]["ros__parameters"]["robot_capabilities"] = sorted(
+        n for n, c in load_capabilities().items() if n != "open" and not c.environment)
+    (tmp / "params.yaml").write_text(yaml.safe_dump(params))
+    server = FakeChatServer(ScriptedTasks.from_mapping(SCRIPT, "test script"), model="scripted").start()
+    # Every answer from the script: no offline fast path in between.
+    env = {"AFFPLAN_LLM_BASE_URL": server.base_url, "AFFPLAN_LLM_MODEL": "scripted", "AFFPLAN_LLM_API_KEY_ENV": "",
+           "AFFPLAN_FAST_PATH": "0"}
+    started = start_suite("sim", {"scenario": str(tmp / "kitchen.yaml"), "params": str(tmp / "params.yaml"),
+                                  "time_scale": "0.25", "log_level": "warn"}, env=env)
+    try:
+        yield started, env
+    finally:
+        codes = started.stop()
+        server.stop()
+        for proc in started.processes:  # kept for a failed run: what each node logged
+            (tmp / f"{proc.name}.log").write_text("".join(proc.output))
+    assert all(code in (0, -9) for code in codes.values()), codes
+
+
+@pytest.fixture(scope="module")
+def client(suite):
+    from affplan_ros.task_client import SuiteClient
+
+    with SuiteClient(NS, "e2e_test") as c:
+        yield c
+
+
+def run_task(client, task, person=None, cancel_when=None, timeout=120.0, plan_only=False):
+    """(outcome, feedback messages) of ``task`` sent through the ExecuteTask action."""
+    seen: list[str] = []
+    say = lambda _tag, text: seen.append(text)  # noqa: E731
+    stop = (lambda: any(cancel_when(m) for m in seen)) if cancel_when else (lambda: False)
+    outcome = client.run_task(task, say, person=person, timeout=timeout, interrupted=stop, plan_only=plan_only)
+    assert outcome is not None, seen
+    return outcome, seen
+
+
+def memory_of(client):
+    from affplan_ros.core.memory import Memory
+    from affplan_ros.srv import GetMemory
+
+    got, error = client.call(GetMemory, "get_memory", GetMemory.Request())
+    assert got is not None, error
+    return Memory.from_dict(json.loads(got.json)), got
+
+
+def relations(memory) -> set[str]:
+    return {" ".join((r.predicate, *r.args)) for r in memory.relations}
+
+
+def test_all_nodes_come_up_from_the_launch_file(suite):
+    started, _ = suite
+    names = [n.name for n in started.description.nodes]
+    assert names == ["sim_world", "executor", "memory", "planning", "tool_selection"]
+    assert all(p.proc.poll() is None for p in started.processes)
+    # exactly the launch file's command lines: its executables, parameter files and parameters
+    sim = started.description.node("sim_world")
+    assert sim.argv()[1].endswith("scripts/nodes/sim_world") and sim.params["time_scale"] == "0.25"
+
+
+def test_task_needing_exploration(client):
+    from action_msgs.msg import GoalStatus
+
+    outcome, seen = run_task(client, "Give me the apple")
+    res = outcome.result
+    assert outcome.status == GoalStatus.STATUS_SUCCEEDED and res.success, seen
+    assert res.stop_reason == "done" and res.rounds == 2 and res.llm_calls == 3
+    assert res.prompt_tokens > 0 and res.completion_tokens > 0
+    assert [s.action for s in res.final_plan.steps] == ["grasp", "move", "handover"]
+    assert "round 1: EXPLORE counter0" in seen and any(m.startswith("Explored counter0: found apple0") for m in seen)
+    assert sum(m.startswith("step ") and " succeeded:" in m for m in seen) == 4  # the explore move + 3 plan steps
+    memory, snapshot = memory_of(client)
+    assert "inhand apple0 human0" in relations(memory) and memory.locations["counter0"].explored
+    assert memory.last_plan.success and memory.instructions == ["Give me the apple"]
+    assert [a.location for a in snapshot.memory.agents if a.name == "robot0"] == ["human0"]
+
+
+def test_markers_show_the_memory(client):
+    from visualization_msgs.msg import MarkerArray
+
+    from affplan_ros.nodes.base import LATCHED_QOS
+
+    got = []
+    sub = client.node.create_subscription(MarkerArray, f"{NS}/markers", got.append, LATCHED_QOS)
+    deadline = time.monotonic() + 10
+    while not got and time.monotonic() < deadline:
+        time.sleep(0.05)
+    client.node.destroy_subscription(sub)
+    assert got, "no markers on /affplan/markers"
+    texts = [m.text for m in got[-1].markers]
+    assert "counter0 (explored)" in texts and "refrigerator0 (unexplored)" in texts
+    assert any(t.startswith("cup0: ") and "drink" in t for t in texts)           # labels carry affordances
+    plan = next(t for t in texts if t.startswith("plan:"))
+    assert "handover robot0 human0 apple0" in plan and plan.endswith("succeeded")
+    assert {m.text for m in got[-1].markers if m.ns == "agent_labels"} == {"robot0", "human0"}
+
+
+def test_task_needing_an_alternative_through_the_command_service(client):
+    from affplan_ros.srv import AskHuman, Command
+
+    person = Person()
+    service = client.node.create_service(AskHuman, f"{NS}/ask_human", person)
+    try:
+        got, error = client.call(Command, "command", Command.Request(task="Bring me a glass"))
+        assert got is not None and got.accepted and len(got.task_id) == 32, (error, got)
+        busy, _ = client.call(Command, "command", Command.Request(task="Give me the apple"))
+        assert busy is not None and not busy.accepted and "busy" in busy.message
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline:
+            memory, _ = memory_of(client)
+            if memory.last_plan is not None and memory.last_plan.task == "Bring me a cup" and memory.last_plan.executed:
+                break
+            time.sleep(0.3)
+    finally:
+        client.node.destroy_service(service)
+    assert memory.substitutions == {"glass": "cup"}
+    assert person.questions and "There is no glass here. May I use the cup instead?" in person.questions[0]
+    assert memory.last_plan.success and "inhand cup0 human0" in relations(memory)
+    assert memory.instructions[-1] == "Bring me a glass"
+
+
+def test_task_needing_human_help(client):
+    from action_msgs.msg import GoalStatus
+
+    person = Person()
+    outcome, seen = run_task(client, "Open the fridge", person=person)
+    assert outcome.status == GoalStatus.STATUS_SUCCEEDED, seen
+    steps = [(s.action, s.agent) for s in outcome.result.final_plan.steps]
+    assert ("open", "human0") in steps and ("open", "robot0") not in steps, steps   # the robot cannot open things
+    human_steps = [s for s in steps if s[1] == "human0"]
+    assert len(person.questions) == len(human_steps) and all(q.startswith("human0, please") for q in person.questions)
+    assert any("open refrigerator0" in q for q in person.questions), person.questions
+    memory, _ = memory_of(client)
+    assert "opened refrigerator0" in relations(memory) and memory.locations["refrigerator0"].explored
+
+
+def test_cancel_mid_execution_leaves_world_and_memory_consistent(client):
+    from action_msgs.msg import GoalStatus
+
+    from affplan_ros.srv import Observe
+
+    outcome, seen = run_task(client, "Put the banana on the counter",
+                             cancel_when=lambda m: m.startswith("step 2/") and "running" in m)
+    assert outcome.status == GoalStatus.STATUS_CANCELED and outcome.result.stop_reason == "canceled", seen
+    assert not any(m.startswith("step 2/") and "succeeded" in m for m in seen)
+    memory, _ = memory_of(client)
+    robot_at = memory.agent_location("robot0")
+    got, error = client.call(Observe, "observe", Observe.Request(location=""))
+    assert got is not None and got.success, error or got.message
+    assert got.observation.location == robot_at == "table0"             # the first step (move) happened ...
+    boxes = {o.name: (o.bbox.width, o.bbox.height) for o in got.observation.objects}
+    assert boxes["banana0"][0] > 0 and boxes["banana0"][1] > 0        # the simulated camera's detections
+    seen_rel = {" ".join((r.predicate, *r.arguments)) for r in got.observation.relations}
+    assert "on banana0 table0" in seen_rel and "on banana0 table0" in relations(memory)  # ... the grasp did not
+    assert not memory.last_plan.success
+
+
+def test_plan_only_plans_without_moving_anything(client):
+    from action_msgs.msg import GoalStatus
+
+    before = memory_of(client)[1].json
+    outcome, seen = run_task(client, "Give me the banana", plan_only=True)
+    assert outcome.status == GoalStatus.STATUS_SUCCEEDED, seen
+    assert [s.action for s in outcome.result.final_plan.steps][-1] == "handover"
+    assert outcome.result.llm_calls == 1 and not any(m.startswith("step ") for m in seen)
+    assert memory_of(client)[1].json == before
+
+
+def test_restarting_planning_while_idle_keeps_memory_and_the_suite_works(suite, client):
+    from action_msgs.msg import GoalStatus
+
+    from affplan_ros.launcher import NodeProcess
+
+    started, env = suite
+    before = memory_of(client)[1].json
+    index = [p.name for p in started.processes].index("planning")
+    old = started.processes[index]
+    old.proc.kill()
+    old.proc.wait(10)
+    started.processes[index] = NodeProcess(started.description.node("planning").argv(), env=env, name="planning")
+    assert memory_of(client)[1].json == before
+    outcome, seen = run_task(client, "Put the banana on the counter")
+    assert outcome.status == GoalStatus.STATUS_SUCCEEDED, seen
+    assert "on banana0 counter0" in relations(memory_of(client)[0])
+
+
+def test_bad_tasks_are_refused_with_a_reason(client):
+    from action_msgs.msg import GoalStatus
+
+    from affplan_ros.srv import Command
+
+    got, _ = client.call(Command, "command", Command.Request(task="   "))
+    assert not got.accepted and "the task is empty" in got.message
+    got, _ = client.call(Command, "command", Command.Request(task="x" * 100_000))
+    assert not got.accepted and "the limit is 2000" in got.message
+    outcome, _ = run_task(client, "")
+    assert outcome.status == GoalStatus.STATUS_ABORTED and outcome.result.stop_reason == "rejected"
+    assert outcome.result.llm_calls == 0 and "empty" in outcome.result.message
+
+
+def test_task_while_a_skill_server_is_down_fails_clearly(suite, client):
+    started, _ = suite
+    sim = next(p for p in started.processes if p.name == "sim_world")
+    assert sim.stop() == 0
+    t0 = time.monotonic()
+    outcome, seen = run_task(client, "Give me the banana", timeout=60)
+    assert time.monotonic() - t0 < 45
+    assert not outcome.result.success and outcome.result.stop_reason == "failed"
+    assert any("no skill server answers at /affplan/skills/" in m for m in seen), seen

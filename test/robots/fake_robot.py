@@ -1,0 +1,53 @@
+"""The robot_skills node with fake drivers, as a process of its own (for test_robot_skills.py).
+
+Nav2, MoveIt and the gripper controllers cannot be installed here. The fakes stand in at the
+drivers' protocol (robots/drivers.py: Navigator, Arm, Gripper) and print every call as a JSON
+line, so the test sees exactly which motions a skill commanded, in which order. With
+``--ros-drivers`` the real Nav2 and gripper drivers run instead, against fake_nav2.py's action
+servers; only MoveIt (a Python API, moveit_py) stays faked.
+"""
+import json
+import sys
+
+
+def log(**call):
+    print(json.dumps(call), flush=True)
+
+
+class FakeNavigator:
+    def go_to(self, pose, timeout_s, cancel):
+        log(driver="nav", x=pose.x, y=pose.y, yaw=round(pose.yaw, 3))
+        return "the path is blocked" if pose.x > 50 else None
+
+
+class FakeArm:
+    def move_to(self, group, pose, link, cancel):
+        log(driver="arm", group=group, link=link, z=round(pose.z, 3), x=round(pose.x, 3))
+        return None
+
+
+class FakeGripper:
+    def command(self, hand, position, max_effort, cancel):
+        log(driver="gripper", hand=hand, position=position)
+        return None
+
+
+def main():
+    from affplan_ros.nodes.base import run_node
+    from affplan_ros.robots.skills import RobotSkillsNode
+
+    if "--ros-drivers" in sys.argv:
+        # The real Nav2 and gripper drivers (their ROS actions served by fake_nav2.py); MoveIt's
+        # Python API stays faked.
+        sys.argv.remove("--ros-drivers")
+        from affplan_ros.robots.drivers import GripperActions, Nav2Navigator
+
+        drivers = lambda node, grippers, group: (Nav2Navigator(node, node.nav_action, group), FakeArm(),  # noqa: E731
+                                                 GripperActions(node, grippers, group))
+    else:
+        drivers = lambda node, grippers, group: (FakeNavigator(), FakeArm(), FakeGripper())  # noqa: E731
+    return run_node(lambda: RobotSkillsNode(drivers=drivers), sys.argv)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

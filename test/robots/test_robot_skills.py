@@ -1,0 +1,144 @@
+"""Real-robot skill servers (robots/skills.py) over DDS, with the robot's drivers faked at their
+protocol (fake_robot.py): the skill goals a plan produces become the right base, arm and
+gripper motions, poses come from the robot config, and what the robot cannot do fails clearly."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.ros
+
+NS = "/affplan"
+HERE = Path(__file__).resolve().parent
+CONFIG = HERE.parent.parent / "config" / "tiago.yaml"
+
+
+@pytest.fixture(scope="module")
+def robot():
+    from affplan_ros.launcher import NodeProcess, params_file_for
+
+    poses = params_file_for(f"{NS}/robot_skills", {"object_poses": ["cup0 1.2 1.0 0.8", "apple0 1.4 1.0 0.8",
+                                                                     "table0 1.2 1.0 0.75"]})
+    proc = NodeProcess([sys.executable, str(HERE / "fake_robot.py"), "--ros-args", "-r", "__node:=robot_skills",
+                        "-r", f"__ns:={NS}", "--params-file", str(CONFIG), "--params-file", poses],
+                       name="robot_skills")
+    yield proc
+    assert proc.stop() == 0
+
+
+def calls(proc, since: int, settle: float = 0.3) -> list[dict]:
+    """The driver calls the fake printed since ``since`` (its output arrives through a pipe)."""
+    import time
+
+    time.sleep(settle)
+    return [json.loads(line) for line in proc.output[since:] if line.startswith("{")]
+
+
+def send(skill: str, server: str = "", **fields):
+    from rclpy.action import ActionClient
+    from ros_support import isolated_node, spin_until
+
+    from affplan_ros.interfaces import interface_types
+
+    action = interface_types("action")[skill]
+    with isolated_node("skill_client") as (node, executor):
+        client = ActionClient(node, action, f"{NS}/{server or 'skills/' + skill.lower()}")
+        assert client.wait_for_server(timeout_sec=20.0)
+        sent = client.send_goal_async(action.Goal(**fields))
+        assert spin_until(executor, sent.done, 10.0) and sent.result().accepted
+        result = sent.result().get_result_async()
+        assert spin_until(executor, result.done, 20.0)
+        return result.result().result
+
+
+def test_navigate_uses_the_configured_pose(robot):
+    from affplan_ros.msg import FailureObservation
+
+    n = len(robot.output)
+    assert send("Navigate", agent="robot0", from_location="counter0", to_location="table0").success
+    assert calls(robot, n) == [{"driver": "nav", "x": 1.2, "y": 0.4, "yaw": 1.57}]
+    res = send("Navigate", agent="robot0", to_location="garage0")
+    assert not res.success and res.failure.code == FailureObservation.CODE_NOT_FOUND
+    assert "garage0 has no pose in the robot config" in res.failure.why
+
+
+def test_grasp_place_and_handover_move_arm_and_gripper(robot):
+    from affplan_ros.msg import FailureObservation
+
+    n = len(robot.output)
+    assert send("Grasp", agent="robot0", object="cup0", support="table0", location="table0").success
+    grasp = calls(robot, n)
+    assert [c["driver"] for c in grasp] == ["gripper", "arm", "arm", "gripper", "arm"]
+    assert grasp[0]["hand"] == "left" and grasp[0]["position"] > 0 and grasp[3]["position"] == 0.0
+    assert [c["z"] for c in grasp if c["driver"] == "arm"] == [0.92, 0.8, 0.92]    # approach, grasp, lift
+    assert grasp[1]["group"] == "arm_left" and grasp[1]["link"] == "gripper_left_grasping_frame"
+    n = len(robot.output)
+    assert send("Grasp", agent="robot0", object="apple0", support="table0", location="table0").success
+    assert calls(robot, n)[0]["hand"] == "right"                                   # the other hand
+    full = send("Grasp", agent="robot0", object="table0", support="table0", location="table0")
+    assert not full.success and full.failure.code == FailureObservation.CODE_PRECONDITION and full.failure.recoverable
+    n = len(robot.output)
+    assert send("Place", agent="robot0", object="cup0", target="table0", relation="on", location="table0").success
+    assert calls(robot, n)[2] == {"driver": "gripper", "hand": "left", "position": 0.08}
+    assert send("Handover", giver="robot0", receiver="human0", object="apple0").success
+    again = send("Handover", giver="robot0", receiver="human0", object="apple0")
+    assert not again.success and "does not hold apple0" in again.failure.why
+
+
+def test_a_skill_without_motion_fails_with_advice(robot):
+    from affplan_ros.msg import FailureObservation
+
+    res = send("Pour", agent="robot0", source="cup0", target="bowl0", liquid="water0", location="table0")
+    assert not res.success and res.failure.code == FailureObservation.CODE_INVALID
+    assert "no motion for Pour" in res.failure.why and "robot_capabilities" in res.failure.suggestion
+
+
+def test_without_nav2_and_moveit_the_node_says_what_to_install():
+    done = subprocess.run([sys.executable, str(HERE.parent.parent / "scripts" / "nodes" / "robot_skills"),
+                           "--ros-args", "--params-file", str(CONFIG)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert "Nav2 is not installed (no nav2_msgs)" in done.stderr
+
+
+def test_nav2_and_gripper_drivers_speak_their_ros_actions(fake_robot_interfaces):
+    """The real Nav2Navigator and GripperActions against servers of the same action types."""
+    from affplan_ros.launcher import NodeProcess, params_file_for
+    from affplan_ros.msg import FailureObservation
+
+    env = dict(fake_robot_interfaces)
+    servers = NodeProcess([sys.executable, str(HERE / "fake_nav2.py")], env=env, name="fake_nav2")
+    poses = params_file_for(f"{NS}/robot_skills", {"object_poses": ["cup0 1.2 1.0 0.8"]})
+    robot = NodeProcess([sys.executable, str(HERE / "fake_robot.py"), "--ros-drivers", "--ros-args",
+                         "-r", "__node:=robot_skills", "-r", f"__ns:={NS}", "-r", "skills/grasp:=skills2/grasp",
+                         "-r", "skills/navigate:=skills2/navigate", "--params-file", str(CONFIG), "--params-file", poses],
+                        env=env, name="robot_skills_ros")
+    try:
+        res = send("Navigate", agent="robot0", to_location="table0", server="skills2/navigate")
+        assert res.success, res.failure.why
+        got = calls(servers, 0)
+        assert got == [{"server": "navigate_to_pose", "frame": "map", "x": 1.2, "y": 0.4, "qz": 0.707}]
+        res = send("Navigate", agent="robot0", to_location="x", goal_pose=[far_pose()], server="skills2/navigate")
+        assert not res.success and res.failure.code == FailureObservation.CODE_PHYSICAL
+        assert res.failure.why == "Nav2 failed: no path to the goal"
+        n = len(servers.output)
+        assert send("Grasp", agent="robot0", object="cup0", support="table0", location="table0",
+                    server="skills2/grasp").success
+        assert [(c["server"], c["position"]) for c in calls(servers, n)] == [
+            ("/gripper_left_controller/gripper_cmd", 0.08), ("/gripper_left_controller/gripper_cmd", 0.0)]
+    finally:
+        robot.stop()
+        servers.stop()
+
+
+def far_pose():
+    from geometry_msgs.msg import PoseStamped
+
+    pose = PoseStamped()
+    pose.header.frame_id = "map"
+    pose.pose.position.x = 99.0
+    pose.pose.orientation.w = 1.0
+    return pose
