@@ -90,24 +90,37 @@ def score(predicted: dict[str, set[str]], truth: dict[str, set[str]]) -> dict:
 # -- the scripted LLM ------------------------------------------------------------------------
 
 def scripted_answers(mapping: dict[str, set[str]], classes: Sequence[str], defs, strategy: str) -> dict[str, str]:
-    """user message -> answer, for every question the generator can ask about ``classes``."""
+    """user message -> answer, for every question the generator can ask about ``classes``
+    (grouped as the generator groups them: classes per list prompt, questions per yes/no prompt)."""
     from ..core.detection import display_name
+    from ..core.oam_generation import OamGenerator
     from ..llm.oam_prompts import OamPromptBuilder
 
     prompts = OamPromptBuilder()
+    gen = OamGenerator(None, prompts, defs)  # type: ignore[arg-type] - only its grouping is used
     out: dict[str, str] = {}
-    for cls in classes:
-        has = mapping.get(cls, set())
-        shown = display_name(cls)
-        if strategy == "list":
-            text = prompts.list_messages(shown, defs)[-1]["content"]
-            out[text] = ", ".join(d.name for d in defs if d.name in has) or "none"
-        elif strategy == "yesno":
-            for d in defs:
-                out[d.question.replace("{}", shown)] = "yes" if d.name in has else "no"
-        else:
-            for template, value in atom_assignment({d.name for d in defs} & has, defs).items():
-                out[template.replace("{}", shown)] = "yes" if value else "no"
+
+    def listed(cls: str) -> str:
+        return ", ".join(d.name for d in defs if d.name in mapping.get(cls, set())) or "none"
+
+    if strategy == "list":
+        groups = [list(classes[i:i + gen.classes_per_call]) for i in range(0, len(classes), gen.classes_per_call)]
+        for group in groups + [[c] for c in classes if len(groups[0]) > 1]:   # and each alone (a retry)
+            text = prompts.list_messages([display_name(c) for c in group], defs)[-1]["content"]
+            out[text] = listed(group[0]) if len(group) == 1 else \
+                "\n".join(f"{display_name(c)}: {listed(c)}" for c in group)
+        return out
+    templates = gen.questions(strategy)
+    values = {c: {d.question: d.name in mapping.get(c, set()) for d in defs} if strategy == "yesno" else
+              atom_assignment({d.name for d in defs} & mapping.get(c, set()), defs) for c in classes}
+    yes = lambda c, t: "yes" if values[c].get(t) else "no"  # noqa: E731
+    for g in range(0, len(classes), gen.classes_per_call):
+        group = list(classes[g:g + gen.classes_per_call])
+        for i in range(0, len(templates), gen.questions_per_call):
+            chunk = templates[i:i + gen.questions_per_call]
+            text = prompts.yes_no_messages([display_name(c) for c in group], chunk)[-1]["content"]
+            out[text] = yes(group[0], chunk[0]) if len(group) == len(chunk) == 1 else \
+                "\n".join(f"{display_name(c)}: " + ", ".join(yes(c, t) for t in chunk) for c in group)
     return out
 
 
@@ -204,15 +217,17 @@ def run_strategy(strategy: str, classes: list[str], defs, client, model: str, ar
     gen = OamGenerator(client, OamPromptBuilder(), defs, model_name=model, max_format_retries=args.max_retries,
                        max_seconds_per_class=args.max_seconds_per_class)
 
-    def one(cls: str):
+    def group(names: list[str]) -> list:
         try:
-            return gen.generate(cls, strategy)
+            return gen.generate_many(names, strategy)
         except (OamGenerationError, ChatModelError) as exc:
-            return getattr(exc, "result", None) or _failed(cls, strategy, model, str(exc))
+            return getattr(exc, "results", None) or [_failed(c, strategy, model, str(exc)) for c in names]
 
+    step = gen.classes_per_call
     t0 = time.monotonic()
     with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        results = list(pool.map(one, classes))
+        results = [r for rs in pool.map(group, [classes[i:i + step] for i in range(0, len(classes), step)])
+                   for r in rs]
     wall = time.monotonic() - t0
     return {"results": results, "wall_s": wall}
 

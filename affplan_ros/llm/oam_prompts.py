@@ -4,6 +4,7 @@ The wording lives in ``prompts/oam_*.txt``; this only fills in the class and the
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
@@ -13,19 +14,45 @@ from ..core.oam_generation import AffordanceQuestions
 from .prompting import render_template
 
 
+_THE_CLASS = re.compile(r"\b(?:an?|the)\s+(?:typical\s+)?\{\}|\{\}")
+
+
+def about_it(template: str) -> str:
+    """A question template about "a typical {}" as a question about "it" (the class is named once
+    for all the questions of a prompt): ``Can a typical {} be cut?`` -> ``Can it be cut?``."""
+    text = _THE_CLASS.sub("it", template.strip())
+    return text[:1].upper() + text[1:]
+
+
 @dataclass
 class OamPromptBuilder:
+    """The OAM prompts. Lean, and a stable prefix: the system message of the list strategy is
+    the affordance definitions (the same for every class), of the yes/no strategies one line;
+    the user message names the classes of a group once and carries the questions, about "it"."""
+
     directory: Path | None = None
 
-    def list_messages(self, class_display: str, affordances: Sequence[AffordanceQuestions]) -> list[Message]:
+    def list_messages(self, class_displays: Sequence[str] | str, affordances: Sequence[AffordanceQuestions]
+                      ) -> list[Message]:
+        classes = [class_displays] if isinstance(class_displays, str) else list(class_displays)
         listing = "\n".join(f"{a.name}: {a.description}" if a.description else a.name for a in affordances)
         system = render_template("oam_list_system", {"affordances": listing}, self.directory).strip()
-        user = render_template("oam_list", {"object": class_display}, self.directory).strip()
+        if len(classes) == 1:
+            user = render_template("oam_list", {"object": classes[0]}, self.directory).strip()
+        else:
+            user = render_template("oam_list_many", {"objects": "; ".join(classes)}, self.directory).strip()
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
-    def yes_no_messages(self, question: str) -> list[Message]:
+    def yes_no_messages(self, class_displays: Sequence[str] | str, questions: Sequence[str]) -> list[Message]:
+        classes = [class_displays] if isinstance(class_displays, str) else list(class_displays)
         system = render_template("oam_yesno_system", {}, self.directory).strip()
-        return [{"role": "system", "content": system}, {"role": "user", "content": question.strip()}]
+        if len(classes) == 1 and len(questions) == 1:
+            user = questions[0].replace("{}", classes[0]).strip()
+        else:
+            numbered = "\n".join(f"{i}. {about_it(q)}" for i, q in enumerate(questions, 1))
+            user = render_template("oam_yesno_many", {"objects": "; ".join(classes), "questions": numbered},
+                                   self.directory).strip()
+        return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
     def retry_message(self) -> str:
         return render_template("oam_retry", {}, self.directory).strip()

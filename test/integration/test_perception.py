@@ -252,11 +252,10 @@ def test_generate_oam_service_asks_the_llm_caches_and_rejects_non_answers(tmp_pa
          "formula": "(Can a {} be held in one hand?)"},
         {"name": "stir", "description": "stirs food", "question": "Can a {} stir food?",
          "formula": "(Can a {} stir food?)&!(Is a {} dangerous?)"}]}))
-    answers = {"Can a ladle be held in one hand?": "Yes", "Can a ladle stir food?": "yes",
-               "Is a ladle dangerous?": "No."}
+    atoms = "Objects: ladle\n1. Can it be held in one hand?\n2. Can it stir food?\n3. Is it dangerous?"
 
-    def respond(messages, _body):
-        return answers.get(messages[-1]["content"], "I am not sure.")
+    def respond(messages, _body):   # the class's questions come in one prompt, answered in one line
+        return "Ladle: yes, yes, no." if messages[-1]["content"].endswith(atoms) else "I am not sure."
 
     cache = tmp_path / "generated.yaml"
     with FakeChatServer(respond) as server:
@@ -274,7 +273,7 @@ def test_generate_oam_service_asks_the_llm_caches_and_rejects_non_answers(tmp_pa
                 assert sorted(mapping["ladle"].affordances) == ["grasp", "stir"]
                 assert mapping["ladle"].strategy == "logic" and mapping["ladle"].model == "fake-gpt"
                 asked = len(server.chat_requests)
-                assert asked == 3
+                assert asked == 1
                 # Now known to the node: answered without asking again.
                 reply = call(node, executor, GenerateOam, "generate_oam", GenerateOam.Request(classes=["ladle"]))
                 assert reply.success and reply.mappings[0].strategy == "file" and len(server.chat_requests) == asked

@@ -18,21 +18,21 @@ def questions(tmp_path):
 
 
 def test_generate_then_show_with_provenance(tmp_path, questions, monkeypatch, capsys):
-    answers = {"Can a ladle be held in one hand?": "Yes.", "Can a ladle stir food?": "Yes"}
     cache = tmp_path / "cache.yaml"
-    with FakeChatServer(lambda m, _b: answers.get(m[-1]["content"], "no")) as server:
+    asked = "Objects: ladle\n1. Can it be held in one hand?\n2. Can it stir food?"
+    with FakeChatServer(lambda m, _b: "ladle: Yes, yes." if m[-1]["content"].endswith(asked) else "no") as server:
         monkeypatch.setenv("AFFPLAN_LLM_BASE_URL", server.base_url)
         monkeypatch.setenv("AFFPLAN_LLM_MODEL", "fake-gpt")
         monkeypatch.setenv("AFFPLAN_LLM_API_KEY_ENV", "")
         monkeypatch.setenv("AFFPLAN_OAM_CACHE", str(cache))
         assert main(["oam", "generate", "--classes", "ladle", "--strategy", "yesno",
                      "--affordances", str(questions)]) == 0
-        assert len(server.chat_requests) == 2
+        assert len(server.chat_requests) == 1                  # the class's questions in one prompt
         out = capsys.readouterr().out
-        assert "ladle: grasp, stir    [yesno by fake-gpt; 2 LLM calls" in out and str(cache) in out
+        assert "ladle: grasp, stir    [yesno by fake-gpt; 1 LLM call," in out and str(cache) in out
         assert main(["oam", "generate", "--classes", "ladle", "--strategy", "yesno",
                      "--affordances", str(questions)]) == 0
-        assert len(server.chat_requests) == 2 and "cached" in capsys.readouterr().out
+        assert len(server.chat_requests) == 1 and "cached" in capsys.readouterr().out
     assert main(["oam", "show", "ladle", "cup"]) == 0
     out = capsys.readouterr().out
     assert "ladle: grasp, stir    [yesno by fake-gpt on 20" in out

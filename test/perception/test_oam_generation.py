@@ -135,51 +135,67 @@ DEFS = [
 ]
 
 
-def script(answers: dict[str, str]):
+def script(verdicts: dict[str, bool]):
+    """Answers every class of a prompt, its line's verdicts from ``verdicts`` (question about
+    "it" -> yes/no; unknown questions: no); the questions asked are recorded."""
     def respond(messages, _body):
-        return answers.get(messages[-1]["content"], "no")
+        text = messages[-1]["content"]
+        objects = text.split("Objects: ", 1)[1].splitlines()[0].split("; ")
+        questions = [line.split(". ", 1)[1] for line in text.splitlines() if line[:1].isdigit()]
+        return "\n".join(f"{o}: " + ", ".join("yes" if verdicts.get(q) else "no" for q in questions) for o in objects)
     return respond
 
 
-def make(server, retries=2):
+def make(server, retries=2, **kw):
     client = ChatClient(LLMConfig(base_url=server.base_url, model="fake-gpt", api_key_env="", max_retries=0))
-    return OamGenerator(client, OamPromptBuilder(), DEFS, model_name="fake-gpt", max_format_retries=retries), client
+    return OamGenerator(client, OamPromptBuilder(), DEFS, model_name="fake-gpt", max_format_retries=retries,
+                        **kw), client
 
 
-def test_logic_strategy_asks_each_atom_once_and_combines_answers():
-    answers = {"Can a water bottle be held in one hand?": "Yes.", "Can a water bottle be carried?": "yes",
-               "Is a water bottle fixed in place?": "No", "Is a water bottle a door?": "no",
-               "Is a water bottle a container?": "yes", "Can a water bottle be opened?": "Yes"}
-    with FakeChatServer(script(answers)) as server:
+def test_logic_strategy_asks_every_atom_once_in_one_prompt_and_combines_answers():
+    verdicts = {"Can it be held in one hand?": True, "Can it be carried?": True, "Is it fixed in place?": False,
+                "Is it a door?": False, "Is it a container?": True, "Can it be opened?": True}
+    with FakeChatServer(script(verdicts)) as server:
         gen, client = make(server)
         result = gen.generate("water_bottle", "logic")
         client.close()
-        asked = [r.last_user_text for r in server.chat_requests]
+        asked = server.chat_requests[0].last_user_text
     assert result.affordances == ["grasp", "carry", "open"]
-    assert sorted(asked) == sorted(answers)          # every atom exactly once
-    # The fake server counts words and punctuation: "Yes." is 2 tokens, the other answers 1.
-    assert result.questions == 6 and result.prompt_tokens > 0 and result.completion_tokens == 7
+    assert asked.splitlines()[1:] == ["Objects: water bottle", *(f"{i}. {q}" for i, q in enumerate(verdicts, 1))]
+    assert result.questions == 1 and result.prompt_tokens > 0 and result.completion_tokens > 0
     assert result.answers["Is a {} fixed in place?"] is False
     assert result.provenance()["strategy"] == "logic" and result.provenance()["model"] == "fake-gpt"
 
 
 def test_negated_atom_answered_yes_removes_the_affordance():
-    answers = {"Can a sink be carried?": "yes", "Is a sink fixed in place?": "yes"}
-    with FakeChatServer(script(answers)) as server:
+    with FakeChatServer(script({"Can it be carried?": True, "Is it fixed in place?": True})) as server:
         gen, client = make(server)
         assert "carry" not in gen.generate("sink", "logic").affordances
         client.close()
 
 
-def test_yesno_strategy_asks_one_question_per_affordance():
-    answers = {"Can a mug be held in one hand?": "yes", "Can a mug be carried?": "yes", "Can a mug be opened?": "no"}
-    with FakeChatServer(script(answers)) as server:
-        gen, client = make(server)
-        result = gen.generate("mug", "yesno")
+def test_yesno_strategy_asks_a_group_of_classes_and_questions_in_one_prompt():
+    verdicts = {"Can it be held in one hand?": True, "Can it be carried?": True, "Can it be opened?": False}
+    with FakeChatServer(script(verdicts)) as server:
+        gen, client = make(server, questions_per_call=2)
+        results = gen.generate_many(["mug", "coffee_table"], "yesno")
         client.close()
-        assert [r.last_user_text for r in server.chat_requests] == list(answers)
+        asked = [r.last_user_text for r in server.chat_requests]
         assert "yes or no" in server.chat_requests[0].messages[0]["content"]
-    assert result.affordances == ["grasp", "carry"]
+    assert len(asked) == 2 and all("Objects: mug; coffee table" in a for a in asked)     # 3 questions, 2 a prompt
+    assert [r.affordances for r in results] == [["grasp", "carry"], ["grasp", "carry"]]
+    assert [r.questions for r in results] == [2, 0]                    # the calls counted once
+    assert results[0].prompt_tokens + results[1].prompt_tokens == sum(
+        r.prompt_tokens for r in client.accounting.records)
+
+
+def test_one_class_and_one_question_is_asked_the_papers_way():
+    with FakeChatServer(["Yes."]) as server:
+        gen, client = make(server, questions_per_call=1)
+        gen.affordances = DEFS[:1]
+        assert gen.generate("mug", "yesno").affordances == ["grasp"]
+        client.close()
+        assert server.chat_requests[0].last_user_text == "Can a mug be held in one hand?"
 
 
 def test_list_strategy_sends_the_affordances_with_descriptions():
@@ -192,28 +208,39 @@ def test_list_strategy_sends_the_affordances_with_descriptions():
     assert result.affordances == ["grasp", "open"] and result.ignored_terms == ["teleport"]
 
 
+def test_list_strategy_asks_a_group_of_classes_once_and_a_class_left_out_alone():
+    with FakeChatServer(["Box: open, grasp\nA typical water bottle: grasp, carry, teleport", "grasp"]) as server:
+        gen, client = make(server)
+        box, bottle, cup = gen.generate_many(["box", "water_bottle", "cup"], "list")
+        client.close()
+        asked = [r.last_user_text for r in server.chat_requests]
+    assert asked[0].endswith(": box; water bottle; cup") and asked[1] == "List the affordances of a typical cup."
+    assert (box.affordances, bottle.affordances, cup.affordances) == (["grasp", "open"], ["grasp", "carry"], ["grasp"])
+    assert bottle.ignored_terms == ["teleport"] and (box.questions, cup.questions) == (1, 1)
+
+
 def test_a_non_answer_is_asked_again_then_accepted():
-    with FakeChatServer(["Hard to say.", "Yes"]) as server:
+    with FakeChatServer(["Hard to say.", "cup: yes, no"]) as server:
         client = ChatClient(LLMConfig(base_url=server.base_url, model="m", api_key_env="", max_retries=0))
-        gen = OamGenerator(client, OamPromptBuilder(), DEFS[:1], max_format_retries=2)
+        gen = OamGenerator(client, OamPromptBuilder(), DEFS[:2], max_format_retries=2)
         result = gen.generate("cup", "yesno")
         client.close()
         retry = server.chat_requests[1].messages
     assert result.affordances == ["grasp"] and result.questions == 2
     assert retry[-2] == {"role": "assistant", "content": "Hard to say."}
-    assert retry[-1]["content"] == "Please answer only with yes or no."
+    assert retry[-1]["content"].startswith("Please answer only with yes or no")
 
 
 def test_an_answer_that_stays_neither_yes_nor_no_is_a_clear_error_after_the_bound():
-    with FakeChatServer(["Perhaps.", "It depends.", "Unclear."]) as server:
+    with FakeChatServer(["Perhaps.", "It depends.", "cup: yes"]) as server:   # the last one answers 1 of 2
         client = ChatClient(LLMConfig(base_url=server.base_url, model="m", api_key_env="", max_retries=0))
-        gen = OamGenerator(client, OamPromptBuilder(), DEFS[:1], max_format_retries=2)
+        gen = OamGenerator(client, OamPromptBuilder(), DEFS[:2], max_format_retries=2)
         with pytest.raises(AnswerFormatError) as err:
             gen.generate("cup", "yesno")
         client.close()
         assert len(server.chat_requests) == 3
     msg = str(err.value)
-    assert "'cup'" in msg and "Unclear." in msg and "Can a cup be held in one hand?" in msg and "3 attempts" in msg
+    assert "'cup'" in msg and "cup: yes" in msg and "Can a cup be held in one hand?" in msg and "3 attempts" in msg
     assert err.value.result.questions == 3
 
 
@@ -230,8 +257,7 @@ def test_bad_requests_are_refused_before_asking():
 
 def test_the_cache_keeps_strategy_model_and_date_and_is_an_oam_file(tmp_path):
     cache = OamCache(tmp_path / "generated.yaml")
-    answers = {"Can a ladle be held in one hand?": "yes"}
-    with FakeChatServer(script(answers)) as server:
+    with FakeChatServer(script({"Can it be held in one hand?": True})) as server:
         gen, client = make(server)
         first = generate_mapping(gen, ["Ladle"], "logic", cache)
         asked_first = len(server.chat_requests)
