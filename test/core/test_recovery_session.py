@@ -91,6 +91,7 @@ def test_a_model_gap_is_learned_saved_and_the_task_completed(llm, tmp_path) -> N
     assert run.success and ex.goal_reached(), said
     res = learner.recoveries[0]
     assert res.learned == ["putin requires (not (closed ?in))"]
+    assert len(res.failures) == 1 and run.failures_seen == 1   # learned from the first failure: putin failed once
     assert [s.action for s in run.executed_steps][:2] == ["grasp", "move"] and "open" in [s.action for s in run.executed_steps]
     assert any("learning what the model lacks" in m for m in said)
     assert [p.key for p in KnowledgeStore.open(path).preconditions] == [PUTIN.key]

@@ -135,6 +135,7 @@ class LearningExecutor:
     on_event: Optional[Callable[[str], None]] = None      # progress in words, for the user
     recoveries: list[RecoveryResult] = field(default_factory=list)
     executed: list = field(default_factory=list)          # every step that took effect, in order
+    last_run: list = field(default_factory=list)          # the steps that took effect in the last call
 
     def __post_init__(self):
         self.repairer = MidLevelRepairer(load_rules(self.config.rules_file, self.config.rules)) \
@@ -168,6 +169,7 @@ class LearningExecutor:
                                    repair_model_gaps=not self.learning, on_event=relay)
         run = rexec.execute(plan)
         self.executed += run.executed_steps
+        self.last_run = list(run.executed_steps)
         if run.success or not self.learning or len(self.recoveries) >= self.max_learning_runs:
             return run
         belief = self.belief()
@@ -180,18 +182,21 @@ class LearningExecutor:
         return self._learn(run, belief.scene)
 
     def _learn(self, run: RecoveryExecution, scene: Scene) -> RecoveryExecution:
+        """LASP from the failure just seen: refine the model, replan, execute (RecoveryRunner)."""
         recorder = _Recording(self.inner)
         runner = RecoveryRunner(self.llm, self.goal_prompter, recorder, self.domain, self.knowledge(),
                                 lasp_prompter=self.lasp_prompter,
                                 environment=self.environment() if self.environment is not None else None,
                                 semantic=self.semantic, config=self.config,
                                 on_event=lambda ev: self._say(ev["text"]) if ev["kind"] != "stop" else None)
-        res = runner.run(self.task, scene)
+        res = runner.run(self.task, scene, failed=(run.failed_step, run.raw_failure))
         self.recoveries.append(res)
         self.executed += recorder.steps
+        self.last_run += recorder.steps
         out = RecoveryExecution(res.success, steps_done=run.steps_done,
                                 executed_steps=list(run.executed_steps) + recorder.steps,
-                                repairs=list(run.repairs), failures_seen=run.failures_seen + len(res.failures))
+                                repairs=list(run.repairs),
+                                failures_seen=run.failures_seen + max(0, len(res.failures) - 1))  # it saw the first
         if not res.success:
             out.failure = Failure(FailureCode.INVALID, run.failure.action if run.failure else "",
                                   f"recovery stopped ({res.stop_reason.value})", res.message)
