@@ -24,7 +24,8 @@ def scripted_suite(tmp: Path, scenario: Path, script: dict, *, parameters: Optio
 
     tmp.mkdir(parents=True, exist_ok=True)
     params = yaml.safe_load((share_dir() / "config" / "sim.yaml").read_text())
-    params["/**"]["ros__parameters"].update(parameters or {})
+    # Nothing learned is kept unless a test names a knowledge file (never the user's own).
+    params["/**"]["ros__parameters"].update({"knowledge_file": "", **(parameters or {})})
     (tmp / "params.yaml").write_text(yaml.safe_dump(params))
     server = FakeChatServer(ScriptedTasks.from_mapping(script, "test script"), model="scripted").start()
     # Every answer from the script: no offline fast path in between.
