@@ -75,3 +75,35 @@ def test_a_learned_precondition_survives_a_restart_and_prevents_the_failure(tmp_
     assert not any("failed" in m or "learning" in m or "repair" in m for m in seen), seen
     assert "recovery" not in res.message and res.llm_calls == 2, res.message   # one tool choice, one goal
     print(f"\nrecovery e2e: two suites, two tasks in {time.monotonic() - t0:.1f} s")
+
+
+def _node(name: str, *params: str):
+    import sys
+
+    from affplan_ros.launch_xml import find_executable
+    from affplan_ros.launcher import NodeProcess
+
+    args = [a for p in params for a in ("-p", p)]
+    return NodeProcess([sys.executable, str(find_executable("affplan_ros", name)), "--ros-args",
+                        "-r", "__ns:=/recovery_params", *args], env={"AFFPLAN_LLM_BASE_URL": ""}, name=name, wait=False)
+
+
+def test_bad_recovery_parameters_stop_the_node_with_a_clear_message() -> None:
+    from affplan_ros.launcher import NodeStartError
+
+    proc = _node("tool_selection", "feedback_level:=loud")
+    with pytest.raises(NodeStartError, match="feedback level must be one of what, why, how"):
+        proc.wait_ready(30.0)
+
+
+def test_a_malformed_knowledge_file_is_reported_and_planning_goes_on(tmp_path) -> None:
+    bad = tmp_path / "knowledge.json"
+    bad.write_text("{ this is not json")
+    proc = _node("planning", f"knowledge_file:={bad}")
+    try:
+        proc.wait_ready(30.0)
+        assert proc.proc.poll() is None
+        assert "knowledge file not used, planning without learned knowledge" in "".join(proc.output)
+    finally:
+        proc.stop()
+    assert bad.read_text() == "{ this is not json"      # never overwritten
