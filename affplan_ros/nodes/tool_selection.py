@@ -289,15 +289,15 @@ class TaskRun:
         node = self.node
         domain = node.domain.copy()
         domain.agents = agents_for_scene(self.memory.scene(), node.profiles)
-        config = dataclasses.replace(node.recovery, learn=node.knowledge.learning,
-                                     max_seconds=max(1.0, node.max_seconds))
         if node.knowledge.refresh() and node.knowledge.error:
             self.log.error(f"knowledge file not used, nothing is learned: {node.knowledge.error}")
+        config = dataclasses.replace(node.recovery, learn=node.knowledge.learning,
+                                     max_seconds=max(1.0, node.max_seconds))
         return LearningExecutor(RosExecutor(self), domain, node.knowledge.current, self.memory.scene,
                                 self.memory.substitute(task), config, llm=node.llm,
                                 goal_prompter=ReplanGoalPromptBuilder(), lasp_prompter=LaspPromptBuilder(),
                                 environment=lambda: SceneEnvironment(self.memory.scene()),
-                                on_event=lambda text: self.say(text))
+                                on_event=lambda text: self.say(text), should_stop=self.canceled)
 
     def finish(self, success: bool, reason: str, message: str, t0: float, plan: Optional[Plan] = None) -> ExecuteTask.Result:
         return self.close(ExecuteTask.Result(success=success, stop_reason=reason, message=message,

@@ -110,3 +110,23 @@ def test_without_learning_a_failure_is_only_handed_up(tmp_path) -> None:
     run = learner.execute(_plan("grasp robot0 apple0 table0 table0", "move robot0 table0 refrigerator0",
                                 "putin robot0 apple0 refrigerator0 refrigerator0"))
     assert not run.success and not learner.recoveries and "refrigerator0" in run.failure.feedback()
+
+
+def test_a_cancel_during_learning_stops_it_at_once(llm, tmp_path) -> None:
+    pytest.importorskip("up_fast_downward")
+    sc = scenario("lasp_store_fruit_1")
+    ex = ScenarioExecutor(sc)
+    canceled = {"now": False}
+    real = ex.execute
+
+    def execute(plan):  # the person cancels when putin has failed once
+        run = real(plan)
+        canceled["now"] = canceled["now"] or not run.success
+        return run
+
+    ex.execute = execute
+    learner = _executor(sc, ex, KnowledgeStore(None), llm.use(sc.id).client, should_stop=lambda: canceled["now"])
+    run = learner.execute(_plan("grasp robot0 apple0 table0 table0", "move robot0 table0 refrigerator0",
+                                "putin robot0 apple0 refrigerator0 refrigerator0"))
+    assert not run.success and run.failure.code is FailureCode.CANCELED and run.stop == "canceled"
+    assert not learner.recoveries and [s.action for s in run.executed_steps] == ["grasp", "move"]

@@ -98,11 +98,16 @@ def learned_summary(results: Sequence[RecoveryResult]) -> str:
     return " | ".join(lines)
 
 
+class _Canceled(Exception):
+    """The task was canceled while a learning run executed: it stops at once, no replanning."""
+
+
 @dataclass
 class _Recording:
     """The inner executor, remembering the steps that took effect and the last failure."""
 
     inner: Executor
+    should_stop: Optional[Callable[[], bool]] = None
     steps: list = field(default_factory=list)
     last_failure: Optional[Failure] = None
 
@@ -110,7 +115,12 @@ class _Recording:
         return self.inner.explore(location)
 
     def execute(self, plan: Sequence) -> ExecutionResult:
+        if self.should_stop is not None and self.should_stop():
+            raise _Canceled()
         run = self.inner.execute(plan)
+        if not run.success and run.failure is not None and run.failure.code is FailureCode.CANCELED:
+            self.steps += list(plan)[:run.steps_done]
+            raise _Canceled()
         self.steps += list(plan)[:run.steps_done]
         self.last_failure = None if run.success else run.failure
         return run
@@ -132,6 +142,7 @@ class LearningExecutor:
     environment: Optional[Callable[[], object]] = None   # RecoveryEnvironment of everything perceived
     semantic: object = None
     max_learning_runs: int = 1
+    should_stop: Optional[Callable[[], bool]] = None      # the task was canceled
     on_event: Optional[Callable[[str], None]] = None      # progress in words, for the user
     recoveries: list[RecoveryResult] = field(default_factory=list)
     executed: list = field(default_factory=list)          # every step that took effect, in order
@@ -183,16 +194,24 @@ class LearningExecutor:
 
     def _learn(self, run: RecoveryExecution, scene: Scene) -> RecoveryExecution:
         """LASP from the failure just seen: refine the model, replan, execute (RecoveryRunner)."""
-        recorder = _Recording(self.inner)
+        recorder = _Recording(self.inner, self.should_stop)
         runner = RecoveryRunner(self.llm, self.goal_prompter, recorder, self.domain, self.knowledge(),
                                 lasp_prompter=self.lasp_prompter,
                                 environment=self.environment() if self.environment is not None else None,
                                 semantic=self.semantic, config=self.config,
                                 on_event=lambda ev: self._say(ev["text"]) if ev["kind"] != "stop" else None)
-        res = runner.run(self.task, scene, failed=(run.failed_step, run.raw_failure))
-        self.recoveries.append(res)
+        try:
+            res = runner.run(self.task, scene, failed=(run.failed_step, run.raw_failure))
+        except _Canceled:
+            res = None
         self.executed += recorder.steps
         self.last_run += recorder.steps
+        if res is None:
+            self._say("learning stopped: the task was canceled")
+            return RecoveryExecution(False, steps_done=run.steps_done,
+                                     failure=Failure(FailureCode.CANCELED, "", "the task was canceled while recovering"),
+                                     executed_steps=list(run.executed_steps) + recorder.steps, stop="canceled")
+        self.recoveries.append(res)
         out = RecoveryExecution(res.success, steps_done=run.steps_done,
                                 executed_steps=list(run.executed_steps) + recorder.steps,
                                 repairs=list(run.repairs),
