@@ -49,3 +49,21 @@ def test_every_node_script_is_launched_somewhere():
     launched = {n.get("exec") for f in LAUNCH_FILES for n in ET.parse(f).getroot().iter("node")}
     scripts = {p.name for p in (ROOT / "scripts" / "nodes").iterdir()}
     assert scripts == launched
+
+
+def test_rviz_layout_watches_topics_the_nodes_publish_with_their_qos():
+    """The shipped RViz layout subscribes what memory/perception publish, latched (a display
+    with volatile durability would miss the markers published before RViz started)."""
+    layout = yaml.safe_load((ROOT / "config" / "rviz" / "affplan.rviz").read_text())
+    displays = {d["Class"]: d for d in layout["Visualization Manager"]["Displays"]}
+    published = {
+        m.group(2): m.group(3)
+        for path in (ROOT / "affplan_ros" / "nodes").glob("*.py")
+        for m in re.finditer(r'create_publisher\((\w+), "([\w/]+)", (\w+)', path.read_text())
+    }
+    for cls in ("rviz_default_plugins/MarkerArray", "rviz_default_plugins/Image"):
+        topic = displays[cls]["Topic"]
+        name = topic["Value"].removeprefix("/affplan/")
+        assert published.get(name) == "LATCHED_QOS", (name, published)
+        assert topic["Durability Policy"] == "Transient Local"
+    assert layout["Visualization Manager"]["Global Options"]["Fixed Frame"] == "map"

@@ -61,6 +61,7 @@ class Observation:
     objects: tuple[ObjectRecord, ...] = ()
     relations: tuple[Relation, ...] = ()
     location: Optional[str] = None
+    assumed: tuple[Relation, ...] = ()  # those of ``relations`` not seen (config defaults, LLM guesses)
 
 
 @dataclass
@@ -90,6 +91,9 @@ class Memory:
     substitutions: dict[str, str] = field(default_factory=dict)   # missing class -> accepted class
     rejected: list[tuple[str, str]] = field(default_factory=list)  # (missing class, rejected class)
     last_plan: Optional[PlanRecord] = None
+    # Relations believed without being observed (a fridge assumed closed); kept only while the
+    # relation itself is in ``relations``: seeing it, or a step changing it, makes it a fact.
+    assumed: set[Relation] = field(default_factory=set)
 
     # -- queries -------------------------------------------------------------------------
     @property
@@ -152,6 +156,8 @@ class Memory:
                 self.set_agent_location(*r.args)  # an agent is at one place
             else:
                 self.add_relation(r)
+        observed = set(obs.relations) - set(obs.assumed)
+        self.assumed = ((self.assumed | set(obs.assumed)) - observed) & set(self.relations)
 
     def apply_steps(self, steps: Sequence, *, oam=None) -> None:
         """Apply executed plan steps (``PlanStep``s) to the memory, as their effects say."""
@@ -167,6 +173,7 @@ class Memory:
                                tuple(task._map(a) for a in s.args), check=False)
         after = state_to_scene(task, state)
         self.relations = list(after.relations)
+        self.assumed &= set(self.relations)
         for name, loc in after.locations.items():
             if name in self.locations:
                 self.locations[name].objects = [o for o in loc.objects if o in self.objects and o != name]
@@ -222,7 +229,8 @@ class Memory:
                 if not o.is_agent and o.affordances:
                     by_class.setdefault(o.class_name, o.affordances)
             lines.append("Affordances: " + "; ".join(f"{c}: {', '.join(a)}" for c, a in sorted(by_class.items())))
-        lines.append(f"Relations: {_join([_rel_text(r) for r in self.relations], max_items)}")
+        relations = [_rel_text(r) + (" (assumed)" if r in self.assumed else "") for r in self.relations]
+        lines.append(f"Relations: {_join(relations, max_items)}")
         lines.append(f"Explored locations: {_join(self.explored(), max_items)}")
         lines.append(f"Unexplored locations: {_join(self.unexplored(), max_items)}")
         where = [f"{a} at {self.agent_location(a)}" for a in self.agents if self.agent_location(a)]
@@ -244,6 +252,7 @@ class Memory:
         return {
             "objects": [asdict(o) | {"affordances": list(o.affordances)} for o in self.objects.values()],
             "relations": [[r.predicate, *r.args] for r in self.relations],
+            "assumed": [[r.predicate, *r.args] for r in self.relations if r in self.assumed],
             "locations": [asdict(loc) for loc in self.locations.values()],
             "instructions": list(self.instructions),
             "substitutions": dict(self.substitutions),
@@ -261,6 +270,7 @@ class Memory:
                                    tuple(map(str, o.get("affordances", ()))))
                 mem.objects[rec.name] = rec
             mem.relations = [Relation(str(r[0]), tuple(map(str, r[1:]))) for r in data.get("relations", [])]
+            mem.assumed = {Relation(str(r[0]), tuple(map(str, r[1:]))) for r in data.get("assumed", [])} & set(mem.relations)
             for loc in data.get("locations", []):
                 mem.locations[str(loc["name"])] = LocationRecord(str(loc["name"]), bool(loc.get("explored")),
                                                                  [str(x) for x in loc.get("objects", [])])

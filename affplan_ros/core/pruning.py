@@ -17,7 +17,9 @@ falls back to the full problem if the pruned one has no plan). Kept are:
    asks for exactly the affordance that the predicate itself requires there (grasp's
    ?from in (on ?object ?from)): whatever holds the object qualifies, and rule 2 keeps it.
    Chop's (on ?target ?on) wants a sturdy-support, more than `on` guarantees, so the target
-   may first have to be moved onto one: every sturdy-support is kept;
+   may first have to be moved onto one: every sturdy-support is kept. The source of a
+   transfer that moves a goal object from holder to holder (fill, pour) is only its holder
+   now: a detour through another holder costs one more transfer and asks the same of it;
 4. supports and containers at locations whose furniture is not itself a support or
    container, so an agent there can still put down what it holds.
 """
@@ -32,6 +34,8 @@ from .scene import Scene
 # would make everything relevant, and rules 1, 2 and 4 cover what they need.
 SKELETON = frozenset({"on", "in", "inhand", "hand_occupied", "at", "located", "visited"})
 _LOGIC = {"and", "or", "not", "=", "increase"}
+# Relations that say what holds an object (the holder closure follows them upwards).
+HOLDING = ("on", "in", "liquid_in")
 
 
 def _atoms(text: str) -> list[tuple[str, tuple[str, ...], bool]]:
@@ -78,6 +82,20 @@ def relevant_capabilities(goal: Sequence[Sequence], capabilities) -> tuple[set[s
     return caps, preds
 
 
+def _transfer_sources(cap, bound: set[str]) -> set[str]:
+    """Source parameters of a transfer that moves a goal object between holders: fill's
+    ?source in (liquid_in ?liquid ?source) -> (liquid_in ?liquid ?target), pour's ?source of
+    the poured object. A detour through another holder repeats the transfer from a holder that
+    must meet the same preconditions, so it never makes a plan cheaper: only where the object
+    is now counts, and the holder closure keeps that."""
+    effect = _atoms(cap.effect)
+    adds = {(p, args[0]) for p, args, pos in effect if pos and args}
+    dels = {(p, args) for p, args, pos in effect if not pos}
+    return {args[1].lstrip("?") for p, args, pos in _atoms(cap.precondition)
+            if pos and p in HOLDING and len(args) == 2 and args[0].lstrip("?") in bound
+            and (p, args) in dels and (p, args[0]) in adds}
+
+
 def prune_scene(scene: Scene, goal: Sequence[Sequence], task) -> Scene:
     """The sub-scene that a plan for ``goal`` can need (see module doc); ``task`` is the
     full PlanningTask (for capabilities, agents and affordances)."""
@@ -109,6 +127,7 @@ def prune_scene(scene: Scene, goal: Sequence[Sequence], task) -> Scene:
                 a = a.lstrip("?")
                 if decl is not None and i < len(decl.params) and ptypes.get(a) == decl.params[i][1]:
                     tied.add(a)
+        tied |= _transfer_sources(cap, bound)
         for param in cap.parameters:
             if param.type in ("location", "actor") or param.name in bound or param.name in tied:
                 continue
@@ -121,7 +140,7 @@ def prune_scene(scene: Scene, goal: Sequence[Sequence], task) -> Scene:
 
     holders: dict[str, set[str]] = {}
     for r in scene.relations:
-        if r.predicate in ("on", "in", "liquid_in") and len(r.args) == 2:
+        if r.predicate in HOLDING and len(r.args) == 2:
             holders.setdefault(r.args[0], set()).add(r.args[1])
     frontier = list(keep)
     while frontier:

@@ -1,6 +1,7 @@
 """What every affplan_ros node shares: QoS profiles, parameter declaration, the run loop."""
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
@@ -189,6 +190,36 @@ def declare_agents(node: Node) -> dict:
         require(value >= 0, f"{cls}_cost must be >= 0")
         profiles[cls] = AgentProfile(int(value), None if list(caps) == ["all"] else frozenset(caps))
     return profiles
+
+
+def declare_capabilities(node: Node) -> dict:
+    """The robot's planning model (``capabilities_file``): a capabilities file, or a recovery
+    scenario whose robot lacks the scenario's hidden preconditions; "" = the built-in set.
+    The executor, planning and tool-selection nodes must share it (config: ``/**``)."""
+    from affplan_ros.sim.scenario import ScenarioError, robot_capabilities
+
+    path = declare(node, "capabilities_file", "", "the robot's capability schemas: a capabilities file or a recovery "
+                   "scenario (its robot model, without the hidden preconditions); '' = the built-in set")
+    try:
+        return robot_capabilities(os.path.expanduser(path) if path else None)
+    except (OSError, ScenarioError, ValueError, KeyError) as exc:
+        raise ValueError(f"capabilities_file {path!r}: {exc}") from exc
+
+
+def declare_knowledge(node: Node):
+    """The knowledge file of learned preconditions and properties (``knowledge_file``; LASP,
+    issue 7), watched for changes; "" = nothing learned is kept. A malformed file is logged and
+    the node goes on without learned knowledge (the file is never overwritten)."""
+    from affplan_ros.core.recovery.session import WatchedKnowledge, knowledge_path
+
+    path = declare(node, "knowledge_file", "", "learned preconditions and properties (JSON), read at start-up and "
+                   "whenever it changes; written when the suite learns; '' = learn nothing, keep nothing")
+    watched = WatchedKnowledge(knowledge_path(path))
+    if watched.error:
+        node.get_logger().error(f"knowledge file not used, planning without learned knowledge: {watched.error}")
+    elif watched.path is not None:
+        node.get_logger().info(f"knowledge file {watched.path}: {watched.store.render()}")
+    return watched
 
 
 def declare_locations(node: Node) -> dict[str, tuple[float, float, float]]:

@@ -64,8 +64,9 @@ def observation_from_msg(msg: SceneObservation) -> Observation:
     """A SceneObservation (perception, the simulated camera) as the memory merges it."""
     objects = tuple(ObjectRecord(o.name, o.class_name or class_of(o.name), int(o.instance), tuple(sorted(o.affordances)))
                     for o in msg.objects if o.name)
-    return Observation(objects, tuple(relation_from_msg(r) for r in msg.relations if r.predicate),
-                       msg.location or None)
+    relations = [r for r in msg.relations if r.predicate]
+    return Observation(objects, tuple(relation_from_msg(r) for r in relations), msg.location or None,
+                       assumed=tuple(relation_from_msg(r) for r in relations if r.assumed))
 
 
 def scene_object_msg(record: ObjectRecord, location: str = "", source: str = "memory") -> SceneObject:
@@ -93,7 +94,7 @@ def memory_to_msg(memory: Memory, poses: Optional[Mapping[str, object]] = None, 
     if header is not None:
         msg.header = header
     msg.objects = [scene_object_msg(o, where.get(o.name, "")) for o in memory.objects.values()]
-    msg.relations = [relation_to_msg(r) for r in memory.relations]
+    msg.relations = [relation_to_msg(r, r in memory.assumed) for r in memory.relations]
     msg.locations = [Location(name=loc.name, objects=list(loc.objects), explored=loc.explored,
                               pose=[poses[loc.name]] if loc.name in poses else [])
                      for loc in memory.locations.values()]

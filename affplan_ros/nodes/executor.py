@@ -19,7 +19,7 @@ from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalRespons
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
-from affplan_ros.core.capabilities import load_capabilities, parameter_names
+from affplan_ros.core.capabilities import parameter_names
 from affplan_ros.core.execution import HumanAnswer, human_failure, human_step_text
 from affplan_ros.core.failure import Failure, FailureCode
 from affplan_ros.core.skills import SkillMap, SkillMapError
@@ -27,7 +27,7 @@ from affplan_ros.env import config_file
 from affplan_ros.interfaces import interface_types
 from affplan_ros.msg import PlanStep
 from affplan_ros.action import ExecutePlan
-from affplan_ros.nodes.base import FutureWait, absolute_name, call_service, declare, require, run_node
+from affplan_ros.nodes.base import FutureWait, absolute_name, call_service, declare, declare_capabilities, require, run_node
 from affplan_ros.nodes.convert import failure_from_msg, failure_to_msg, fill_message, step_text
 from affplan_ros.nodes.convert_memory import is_human
 from affplan_ros.srv import AskHuman
@@ -39,7 +39,6 @@ class ExecutorNode(Node):
     def __init__(self) -> None:
         super().__init__("executor")
         skills_file = declare(self, "skills_file", "", "PDDL action -> skill action mapping (default: config/skills.yaml)")
-        capabilities_file = declare(self, "capabilities_file", "", "capability schemas (default: the built-in set)")
         self.step_timeout = declare(self, "step_timeout_s", 60.0, "time limit of one plan step, seconds")
         self.server_wait = declare(self, "server_wait_s", 5.0, "how long to wait for a skill server to appear, seconds")
         self.human_timeout = declare(self, "human_timeout_s", 120.0, "how long a person may take for a step the plan gives them, seconds")
@@ -52,7 +51,7 @@ class ExecutorNode(Node):
 
         try:
             self.skill_map = SkillMap.from_file(config_file("skills.yaml", skills_file))
-            capabilities = load_capabilities(capabilities_file or None)
+            capabilities = declare_capabilities(self)
             self.parameters = parameter_names(capabilities)
             self.capabilities = capabilities
             # Environment capabilities (e.g. wetten) happen by themselves: no skill runs them.

@@ -81,7 +81,9 @@ class MemoryNode(Node):
         if self._scenario is not None:
             from affplan_ros.sim.executor import SimulatedExecutor
 
-            sim = SimulatedExecutor(self._scenario.scene, oam=self.oam, robot=self.robot)
+            recovery = self._scenario.recovery  # a recovery scenario: its belief and its classes
+            sim = SimulatedExecutor(self._scenario.memory_scene(), oam=recovery.oam if recovery else self.oam,
+                                    robot=self.robot)
             return sim.initial_memory(self._scenario.explored_locations())
         # A robot: the agents and the configured places (named class + number, e.g. table0);
         # what is at each place is unknown until it is explored.

@@ -7,6 +7,11 @@ executed here. One request at a time (Prolog and the planner are serialized anyw
 
 Heavy modules (planner, Prolog) load in the background right after start-up, so the node is
 up at once; a request that comes first waits for them.
+
+The robot's model is ``capabilities_file`` (shared with the executor and tool selection) plus
+what the suite has learned (``knowledge_file``, LASP): the file is read again whenever it
+changed, so a precondition the tool-selection node learned is in the very next plan, and in
+every plan after a restart.
 """
 from __future__ import annotations
 
@@ -18,8 +23,8 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.node import Node
 
 from affplan_ros.core.memory import Memory
-from affplan_ros.nodes.base import (call_service, declare, declare_agents, declare_llm, make_language_backend,
-                                    require, run_node)
+from affplan_ros.nodes.base import (call_service, declare, declare_agents, declare_capabilities, declare_knowledge,
+                                    declare_llm, make_language_backend, require, run_node)
 from affplan_ros.nodes.convert_memory import steps_to_msg
 from affplan_ros.msg import Plan
 from affplan_ros.srv import GetMemory, PlanTask
@@ -36,6 +41,9 @@ class PlanningNode(Node):
         oam_file = declare(self, "oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)")
         memory_service = declare(self, "memory_service", "get_memory", "GetMemory service of the memory node")
         self.profiles = declare_agents(self)
+        self.capabilities = declare_capabilities(self)
+        self.knowledge = declare_knowledge(self)
+        self._knowledge_error = self.knowledge.error
         self.llm_config = declare_llm(self)
         require(self.goal_rounds >= 1, "goal_rounds must be >= 1")
         require(self.time_limit > 0, "plan_time_limit_s must be > 0")
@@ -56,7 +64,10 @@ class PlanningNode(Node):
             from affplan_ros.core.oam import load_oam
             from affplan_ros.llm.prompting import GoalPromptBuilder
 
+            from affplan_ros.core.recovery.belief import Domain
+
             self.oam = load_oam(self._oam_file or None)
+            self.domain = Domain.default(self.oam, self.capabilities)  # the robot's model, before learning
             checker = None
             if self.semantic:
                 from affplan_ros.core.semantic_check import SemanticChecker
@@ -97,11 +108,29 @@ class PlanningNode(Node):
         from affplan_ros.core.task_planning import TaskPlanner
         from affplan_ros.core.tool_selection import alternatives_context
 
+        from affplan_ros.core.recovery.session import planning_kwargs
+
+        store = self.knowledge.current()  # read again if the tool-selection node learned meanwhile
+        if self.knowledge.error != self._knowledge_error:
+            self._knowledge_error = self.knowledge.error
+            if self.knowledge.error:
+                self.get_logger().error(f"knowledge file not used, planning without learned knowledge: "
+                                        f"{self.knowledge.error}")
+        domain, notes = store.apply(self.domain)
+        for note in notes:
+            self.get_logger().warn(note)
         scene = memory.scene()
+        for rel in store.property_relations(scene):
+            scene.add_relation(rel.predicate, *rel.args)
         planner = TaskPlanner(self.goal_loop, oam=self.oam, agents=agents_for_scene(scene, self.profiles),
-                              mode=self.mode, time_limit=self.time_limit)
-        return planner.plan(memory.substitute(task), scene, partial=partial, context=alternatives_context(memory),
-                            max_seconds=self.max_seconds)
+                              mode=self.mode, time_limit=self.time_limit, build_kwargs=planning_kwargs(domain))
+        attempt = planner.plan(memory.substitute(task), scene, partial=partial, context=alternatives_context(memory),
+                               max_seconds=self.max_seconds)
+        learned = [f"{p.action} requires {p.condition}" for p in store.preconditions]
+        learned += [f"property {p.name}" for p in store.properties]
+        if learned:
+            attempt.message += f" (planned with learned knowledge: {'; '.join(learned)})"
+        return attempt
 
     @staticmethod
     def _fill(response, attempt, partial: bool) -> None:

@@ -1,7 +1,8 @@
 """sim_world: the default robot. Serves every skill action against a simulated ground truth.
 
 The world is loaded from a scenario (an AutoGPT+P scene file or the project's YAML scenario,
-see sim/world_scenario.py). Each skill goal is mapped back to the PDDL actions it may stand for
+see sim/world_scenario.py; a recovery scenario of config/scenarios/recovery/ brings its hidden
+ground truth: ``ScenarioWorld`` enforces the preconditions the robot's model lacks). Each skill goal is mapped back to the PDDL actions it may stand for
 (config/skills.yaml), checked against the true state, and applied; a false precondition fails
 the skill with what / why / suggestion. Skills take a realistic time (scaled by ``time_scale``)
 and can be canceled midway, leaving the world as it was before the step.
@@ -35,6 +36,7 @@ from affplan_ros.nodes.base import LATCHED_QOS, declare, declare_agents, require
 from affplan_ros.nodes.convert import failure_to_msg, message_fields
 from affplan_ros.nodes.convert_memory import relation_to_msg, scene_object_msg
 from affplan_ros.sim.executor import SimulatedExecutor
+from affplan_ros.sim.recovery_world import ScenarioExecutor
 from affplan_ros.srv import Observe
 
 # The virtual camera image the simulated detections' bounding boxes refer to.
@@ -58,10 +60,17 @@ class SimWorldNode(Node):
         require(self.time_scale >= 0, "time_scale must be >= 0")
         path = config_file("scenarios/kitchen.txt", scenario)
         try:
-            scene = load_scenario(path).scene
-            oam = load_oam(oam_file or None)
-            # The simulated executor holds the ground-truth world and what a camera sees in it.
-            self.sim = SimulatedExecutor(scene, oam=oam, agents=agents_for_scene(scene, profiles), robot=self.robot)
+            loaded = load_scenario(path)
+            scene = loaded.scene
+            if loaded.recovery is not None:
+                # A recovery scenario: its hidden rules hold in this world, and a failed skill
+                # reports the structured observation (violated literals, observed facts).
+                self.sim = ScenarioExecutor(loaded.recovery)
+                self.sim.robot = self.robot
+            else:
+                # The simulated executor holds the ground-truth world and what a camera sees in it.
+                self.sim = SimulatedExecutor(scene, oam=load_oam(oam_file or None),
+                                             agents=agents_for_scene(scene, profiles), robot=self.robot)
             self.world = self.sim.world
             self.skill_map = SkillMap.from_file(config_file("skills.yaml", skills_file))
         except (OSError, ScenarioError, SkillMapError) as exc:

@@ -11,12 +11,19 @@ language backend picks a tool and the other nodes are the tools:
                           every round (UpdateMemory.memory_json), so nothing is lost if this node
                           restarts between tasks.
 
+Recovery (issue 7, core/recovery/session.py): plans run one step at a time through CoPAL's
+mid level (``repair``, ``repair_rules_file``), failures go up at ``feedback_level`` (what / why /
+how); when a step fails although the robot's model says it should work, LASP learns the
+missing precondition (``knowledge_file``), replans and finishes the task, and the learned
+knowledge is kept for the next task and every restart (the planning node reads the file).
+
 Feedback goes out per round and per plan step; cancel stops the loop and the executor. All
 calls to other nodes are asynchronous, made from the action's thread while other threads of
 the MultiThreadedExecutor take the responses (clients live in a callback group of their own).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import threading
@@ -33,8 +40,8 @@ from affplan_ros.core.execution import ExecutionResult, ExploreResult
 from affplan_ros.core.failure import Failure, FailureCode
 from affplan_ros.core.memory import Memory
 from affplan_ros.msg import Plan
-from affplan_ros.nodes.base import (FutureWait, absolute_name, call_service, declare, declare_llm, make_language_backend, require,
-                                    run_node,
+from affplan_ros.nodes.base import (FutureWait, absolute_name, call_service, declare, declare_agents, declare_capabilities,
+                                    declare_knowledge, declare_llm, make_language_backend, require, run_node,
                                     wait_for_action)
 from affplan_ros.nodes.convert import failure_from_msg, step_text
 from affplan_ros.nodes.convert_memory import observation_from_msg, steps_from_msg, steps_to_msg
@@ -66,6 +73,10 @@ class ToolSelectionNode(Node):
                                             ("update_memory", "update_memory", "UpdateMemory"))}
         self.execute_plan_name = declare(self, "execute_plan_action", "execute_plan", "ExecutePlan action of the executor")
         self.llm_config = declare_llm(self)
+        self.recovery = declare_recovery(self)
+        self.profiles = declare_agents(self)
+        self.capabilities = declare_capabilities(self)
+        self.knowledge = declare_knowledge(self)
         require(self.max_rounds >= 1, "max_rounds must be >= 1")
         require(self.max_seconds > 0, "max_seconds must be > 0")
         require(self.method in ("affordance", "naive"), "alternative_method must be 'affordance' or 'naive'")
@@ -98,7 +109,11 @@ class ToolSelectionNode(Node):
             from affplan_ros.core.oam import load_oam
             import affplan_ros.llm.loop_factory  # noqa: F401 - the loop's modules, before the first task
 
+            from affplan_ros.core.recovery.belief import Domain
+            import affplan_ros.core.planner  # noqa: F401 - learning replans here (Fast Downward)
+
             self.oam = load_oam(self._oam_file or None)
+            self.domain = Domain.default(self.oam, self.capabilities)  # the robot's model, before learning
             backend, self._problem = make_language_backend(self.llm_config, self.oam)
             self.llm = backend.model if backend else None
             self.get_logger().info(f"tool selection: language backend: {backend.label if backend else self._problem}")
@@ -153,6 +168,34 @@ class ToolSelectionNode(Node):
         return response
 
 
+def declare_recovery(node: Node):
+    """CoPAL's and LASP's settings of the loop (core/recovery), declared and validated."""
+    from affplan_ros.core.recovery.feedback import FeedbackLevel
+    from affplan_ros.core.recovery.repair import RepairRuleError, load_rules
+    from affplan_ros.core.recovery.runner import RecoveryConfig
+
+    level = declare(node, "feedback_level", "how", "what a failed step tells the replanning LLM: what, why (what+why) "
+                    "or how (what+why+suggestion), as in CoPAL")
+    repair = declare(node, "repair", True, "mid-level repair of failed steps by rules, without the LLM (CoPAL)")
+    rules_file = declare(node, "repair_rules_file", "", "repair rules (YAML); '' = the built-in table")
+    max_replans = declare(node, "max_replans", 5, "bound on high-level replans while learning, per task")
+    max_refinements = declare(node, "max_refinements", 4, "bound on LASP refinements (learning attempts) per task")
+    max_repairs = declare(node, "max_repairs", 5, "bound on mid-level repairs per plan")
+    try:
+        feedback = FeedbackLevel.parse(level)
+    except ValueError as exc:
+        raise ValueError(f"feedback_level: {exc}") from None
+    for name, value in (("max_replans", max_replans), ("max_refinements", max_refinements), ("max_repairs", max_repairs)):
+        require(value >= 0, f"{name} must be >= 0")
+    try:
+        load_rules(rules_file or None)  # a broken rules file stops the node at start-up, not mid-task
+    except RepairRuleError as exc:
+        raise ValueError(f"repair_rules_file: {exc}") from None
+    return RecoveryConfig(feedback=feedback, repair=bool(repair), rules_file=rules_file or None,
+                          max_replans=int(max_replans), max_refinements=int(max_refinements),
+                          max_repairs=int(max_repairs))
+
+
 class TaskRun:
     """One task: the loop with the other nodes as its tools, and the feedback it publishes."""
 
@@ -161,6 +204,7 @@ class TaskRun:
         self.memory = Memory()
         self.fb = ExecuteTask.Feedback(current_step=-1)
         self.last_plan = Plan()
+        self.steps_run = 0          # steps executed of the current plan, for "step k/n"
         self.log = node.get_logger()
 
     # -- helpers ------------------------------------------------------------------------------
@@ -206,20 +250,54 @@ class TaskRun:
             return self.plan_only(request.task, t0)
         from affplan_ros.llm.loop_factory import make_tool_loop
 
-        loop = make_tool_loop(node.llm, RosExecutor(self), oam=node.oam, method=node.method,
+        learner = self.learning_executor(request.task)
+        loop = make_tool_loop(node.llm, learner, oam=node.oam, method=node.method,
                               confirm=self.confirm if node.confirm else None, confirm_timeout_s=node.confirm_timeout,
                               max_rounds=int(request.max_rounds or node.max_rounds), max_seconds=node.max_seconds,
                               planner=RemotePlanner(self), should_stop=self.canceled, observer=self.on_round)
         result = loop.run(request.task, self.memory)
         self.sync_memory()
         totals = result.totals()
+        for rec in learner.recoveries:  # the learning runs' LLM use counts too
+            totals["llm_calls"] += rec.usage.total_calls
+            totals["prompt_tokens"] += sum(rec.usage.prompt_tokens.values())
+            totals["completion_tokens"] += sum(rec.usage.completion_tokens.values())
         backends = ", ".join(dict.fromkeys(b for r in result.rounds for b in r.answered_by if b))
-        res = ExecuteTask.Result(success=result.success, final_plan=self.last_plan if result.final_plan else Plan(),
-                                 message=result.message + (f" (answered by: {backends})" if backends else ""), stop_reason=STOP_REASONS.get(result.stop_reason.value, "error"),
+        message = result.message + (f" (answered by: {backends})" if backends else "")
+        if learner.recoveries:
+            from affplan_ros.core.recovery.session import learned_summary
+
+            message += " | " + learned_summary(learner.recoveries)
+        final = self.last_plan if result.final_plan else Plan()
+        if result.final_plan and learner.recoveries and learner.recoveries[-1].success:
+            final = Plan(goal=self.fb.goal, steps=steps_to_msg(learner.last_run), planner="recovery")
+        res = ExecuteTask.Result(success=result.success, final_plan=final,
+                                 message=message, stop_reason=STOP_REASONS.get(result.stop_reason.value, "error"),
                                  rounds=len(result.rounds), llm_calls=totals["llm_calls"],
                                  prompt_tokens=totals["prompt_tokens"], completion_tokens=totals["completion_tokens"],
                                  seconds=time.monotonic() - t0)
         return self.close(res)
+
+    def learning_executor(self, task: str):
+        """The loop's executor: the ExecutePlan client, step by step, with mid-level repair and
+        learning (core/recovery/session.py)."""
+        from affplan_ros.core.capabilities import agents_for_scene
+        from affplan_ros.core.recovery.lasp import SceneEnvironment
+        from affplan_ros.core.recovery.session import LearningExecutor
+        from affplan_ros.llm.recovery_prompting import LaspPromptBuilder, ReplanGoalPromptBuilder
+
+        node = self.node
+        domain = node.domain.copy()
+        domain.agents = agents_for_scene(self.memory.scene(), node.profiles)
+        if node.knowledge.refresh() and node.knowledge.error:
+            self.log.error(f"knowledge file not used, nothing is learned: {node.knowledge.error}")
+        config = dataclasses.replace(node.recovery, learn=node.knowledge.learning,
+                                     max_seconds=max(1.0, node.max_seconds))
+        return LearningExecutor(RosExecutor(self), domain, node.knowledge.current, self.memory.scene,
+                                self.memory.substitute(task), config, llm=node.llm,
+                                goal_prompter=ReplanGoalPromptBuilder(), lasp_prompter=LaspPromptBuilder(),
+                                environment=lambda: SceneEnvironment(self.memory.scene()),
+                                on_event=lambda text: self.say(text), should_stop=self.canceled)
 
     def finish(self, success: bool, reason: str, message: str, t0: float, plan: Optional[Plan] = None) -> ExecuteTask.Result:
         return self.close(ExecuteTask.Result(success=success, stop_reason=reason, message=message,
@@ -300,9 +378,11 @@ class RemotePlanner:
         steps = steps_from_msg(got.plan)
         result = PlanResult("solved" if got.success else "unsolvable", steps, got.plan.cost if got.success else None)
         if got.success:
-            run.last_plan = got.plan
+            run.last_plan, run.steps_run = got.plan, 0
+            learned = re.search(r"\(planned with learned knowledge: (.*)\)(?: \(goal answered by|$)", got.message)
             run.say(f"goal {got.goal}; plan of {len(steps)} steps, cost {got.plan.cost:g}: "
-                    + "; ".join(step_text(s) for s in got.plan.steps), goal=got.goal, plan=got.plan)
+                    + "; ".join(step_text(s) for s in got.plan.steps)
+                    + (f" (with learned knowledge: {learned.group(1)})" if learned else ""), goal=got.goal, plan=got.plan)
         return PlanAttempt(got.success, got.message, goal=goal, plan=result, goal_text=got.goal or None,
                            agent_costs={s.agent: s.cost for s in got.plan.steps})
 
@@ -320,13 +400,15 @@ class RosExecutor:
             return ExecutionResult(False, 0, Failure(FailureCode.UNAVAILABLE, "execute plan", "the plan could not start",
                                                      f"no executor answers at {name}", "start the executor node"))
         plan = Plan(goal=run.fb.goal, steps=steps_to_msg(steps))
-        total = len(plan.steps)
+        # Recovery sends one step at a time: number the steps within the current plan.
+        first = run.steps_run
+        total = max(len(run.last_plan.steps), first + len(plan.steps))
 
         def relay(msg) -> None:
             fb = msg.feedback
             detail = fb.message if fb.status == "failed" else step_text(fb.step)
-            run.say(f"step {fb.current_step + 1}/{total} {fb.status}: {detail}", current_step=fb.current_step,
-                    step_status=fb.status)
+            index = first + fb.current_step
+            run.say(f"step {index + 1}/{total} {fb.status}: {detail}", current_step=index, step_status=fb.status)
 
         sent = FutureWait(node.execute_plan.send_goal_async(ExecutePlan.Goal(plan=plan), feedback_callback=relay))
         if sent.until(time.monotonic() + 10.0) != "done" or not sent.future.result().accepted:
@@ -346,6 +428,7 @@ class RosExecutor:
                                    Failure(FailureCode.CANCELED if outcome == "stopped" else FailureCode.TIMEOUT,
                                            "execute plan", "the plan was stopped", why))
         res = finished.future.result().result
+        run.steps_run += res.steps_done
         return ExecutionResult(res.success, res.steps_done, failure_from_msg(res.failure))
 
     def explore(self, location: str) -> ExploreResult:

@@ -228,3 +228,20 @@ def load_scenarios(directory: Union[str, Path], sets: Optional[set[str]] = None)
         if sets is None or s.set in sets:
             out.append(s)
     return sorted(out, key=lambda s: s.id)
+
+
+def robot_capabilities(path: Union[str, Path, None]) -> dict[str, Capability]:
+    """The robot's planning model, as the nodes' ``capabilities_file`` parameter names it: a
+    capabilities file (``capabilities: {name: ...}``; None or "" = the built-in set) or a
+    recovery scenario, whose robot lacks the scenario's hidden preconditions
+    (:meth:`Scenario.robot_domain`) - so the suite reproduces the case and can learn them."""
+    if not path:
+        return load_capabilities()
+    path = Path(path)
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise ScenarioError(f"cannot read the capabilities file {path}: {exc}") from exc
+    if isinstance(data, dict) and {"id", "set", "hidden"} & set(data):
+        return load_scenario(path).robot_domain().capabilities
+    return load_capabilities(path)

@@ -14,8 +14,9 @@ Formats, chosen by the file:
                                     # others are hidden until the robot explores them.
 
 * a recovery scenario (``sim/scenario.py``: ``id``, ``set``, ``scene``, ``belief``, ``hidden``
-  ...): its ground-truth scene, everything explored (its hidden rules are the recovery
-  benchmark's business, not the simulated robot's yet).
+  ...): its ground-truth scene, everything explored; ``recovery`` holds the whole scenario, so
+  the simulated world enforces its hidden rules (``ScenarioWorld``) and the memory starts from
+  what the robot believes (:meth:`Scenario.memory_scene`).
 
 The simulated world holds the whole scene (ground truth); the memory starts with the explored
 part only, so a task may need the Explore tool.
@@ -46,6 +47,11 @@ class Scenario:
     description: str = ""
     source: str = ""
     hidden: list[str] = field(default_factory=list)   # objects the robot cannot know at the start
+    recovery: object = None                   # the recovery scenario (sim/scenario.py), if it is one
+
+    def memory_scene(self) -> Scene:
+        """What the robot believes at the start (a recovery scenario may differ from the truth)."""
+        return self.recovery.belief_scene() if self.recovery is not None else self.scene
 
     def explored_locations(self) -> list[str]:
         return list(self.scene.locations) if self.explored is None else list(self.explored)
@@ -69,7 +75,8 @@ def load_scenario(path: PathLike) -> Scenario:
         from affplan_ros.sim import scenario as recovery
 
         try:
-            return _finish(Scenario(recovery.load_scenario(path).truth, None, str(data.get("title", "")), str(path)))
+            full = recovery.load_scenario(path)
+            return _finish(Scenario(full.truth, None, str(data.get("title", "")), str(path), recovery=full))
         except recovery.ScenarioError as exc:
             raise ScenarioError(str(exc)) from exc
     unknown = set(data) - _KEYS

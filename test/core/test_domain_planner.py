@@ -128,3 +128,60 @@ def test_original_capabilities_convert():
     assert "reachable" not in caps["grasp"].precondition
     assert "(located ?from ?at)" in caps["grasp"].precondition
     assert caps["handover"].effect.count("(") == caps["handover"].effect.count(")")
+
+
+TRANSFERS = """OBJECTS
+human:0
+table:0
+counter:0
+cup:0
+glass:0
+glass:1
+pot:0
+bowl:0
+bowl:1
+bowl:2
+banana:0
+bottle:0
+water:0
+END-OBJECTS
+RELATIONS
+on cup:0 table:0
+on bowl:1 table:0
+on glass:0 counter:0
+on glass:1 counter:0
+on pot:0 counter:0
+on bowl:0 counter:0
+on bowl:2 counter:0
+in banana:0 bowl:0
+on bottle:0 counter:0
+liquid_in water:0 bottle:0
+closed bottle:0
+at robot:0 table:0
+at human:0 table:0
+END-RELATIONS
+LOCATIONS
+table0 table:0 cup:0 bowl:1
+counter0 counter:0 glass:0 glass:1 pot:0 bowl:0 bowl:2 banana:0 bottle:0 water:0
+END-LOCATIONS
+"""
+
+
+@pytest.mark.parametrize("text, dropped", [
+    ("(liquid_in water0 cup0)", {"glass0", "glass1", "pot0", "bowl0", "bowl2"}),
+    ("(in banana0 bowl1)", {"glass0", "glass1", "pot0", "bowl2", "cup0"}),
+])
+def test_pruning_keeps_only_the_current_holder_as_transfer_source(text, dropped):
+    """Fill and pour move a goal object from holder to holder; a detour through another
+    container never pays, so only where the object is now stays (the optimal cost with all
+    containers is the same)."""
+    from affplan_ros.core.pruning import prune_scene
+
+    scene = parse_scene_text(TRANSFERS, "transfers.txt")
+    g = goal(f"(and {text})")
+    kept = set(prune_scene(scene, g, build_task(scene, g)).objects)
+    assert not dropped & kept, dropped & kept
+    pruned = plan_for_goal(scene, g, mode="optimal", prune=True)
+    full = plan_for_goal(scene, g, mode="optimal", prune=False)
+    assert pruned.solved and full.solved and pruned.optimal and full.optimal
+    assert pruned.cost == full.cost and pruned.objects_used < full.objects_used

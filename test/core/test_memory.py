@@ -63,6 +63,26 @@ def test_merge_replaces_stale_beliefs() -> None:
     assert mem.relations == [Relation("on", ("cup0", "counter0"))]
 
 
+def test_assumptions_stay_marked_until_seen_or_changed() -> None:
+    mem = Memory()
+    fridge = ObjectRecord("refrigerator0", "refrigerator", 0, ("open", "close"))
+    milk = ObjectRecord("milk0", "milk", 0, ("carry",))
+    closed, inside = Relation("closed", ("refrigerator0",)), Relation("in", ("milk0", "refrigerator0"))
+    mem.merge(Observation((fridge, milk), (closed, inside), "refrigerator0", assumed=(closed,)))
+    assert mem.assumed == {closed} and "closed refrigerator0 (assumed), in milk0 refrigerator0" in mem.render()
+    data = json.loads(json.dumps(mem.to_dict()))
+    assert data["assumed"] == [["closed", "refrigerator0"]] and Memory.from_dict(data).assumed == {closed}
+    # Seen closed now: a fact.
+    mem.merge(Observation((fridge,), (closed,), None))
+    assert mem.assumed == set() and closed in mem.relations
+    # Assumed again, then a step changes it: gone with the relation.
+    mem.merge(Observation((fridge,), (closed,), None, assumed=(closed,)))
+    mem.relations.append(Relation("at", ("robot0", "refrigerator0")))
+    mem.objects["robot0"] = ObjectRecord("robot0", "robot", 0, ())
+    mem.apply_steps([PlanStep("open", ("refrigerator0", "refrigerator0"), "robot0")], oam=OAM)
+    assert closed not in mem.relations and mem.assumed == set()
+
+
 def test_json_round_trip_and_bad_data() -> None:
     ex = SimulatedExecutor(kitchen_scene(), oam=OAM)
     mem = ex.initial_memory(["table0", "counter0"])

@@ -169,6 +169,10 @@ def test_camera_frames_reach_the_memory_node_as_objects_with_affordances_and_rel
             for rel in [("on", "cup0", "table0"), ("on", "bowl0", "table0"), ("in", "apple0", "bowl0"),
                         ("liquid_in", "water0", "bottle0"), ("closed", "bottle0")]:
                 assert rel in relations, (rel, sorted(relations))
+            # what the camera cannot see is marked as an assumption in memory, what it saw is not
+            assumed = {tuple(r) for r in remembered["assumed"]}
+            assert {("closed", "bottle0"), ("liquid_in", "water0", "bottle0")} <= assumed
+            assert ("on", "cup0", "table0") not in assumed and ("in", "apple0", "bowl0") not in assumed
             table = next(loc for loc in remembered["locations"] if loc["name"] == "table0")
             assert table["explored"] and set(table["objects"]) >= EXPECTED - {"table0"}
         # The memory node saved what it merged (a restarted suite starts from it).

@@ -14,6 +14,8 @@ import time
 import pytest
 import yaml
 
+from suite_support import run_task, scripted_suite
+
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 NS = "/affplan"
@@ -64,31 +66,12 @@ class Person:
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory):
     from affplan_ros.core.capabilities import load_capabilities
-    from affplan_ros.env import share_dir
-    from affplan_ros.llm.fake_server import FakeChatServer
-    from affplan_ros.suite import start_suite
-    from scripted_llm import ScriptedTasks
 
     tmp = tmp_path_factory.mktemp("suite")
     (tmp / "kitchen.yaml").write_text(yaml.safe_dump(SCENE))
-    params = yaml.safe_load((share_dir() / "config" / "sim.yaml").read_text())
-    params["/**"]["ros__parameters"]["robot_capabilities"] = sorted(
-        n for n, c in load_capabilities().items() if n != "open" and not c.environment)
-    (tmp / "params.yaml").write_text(yaml.safe_dump(params))
-    server = FakeChatServer(ScriptedTasks.from_mapping(SCRIPT, "test script"), model="scripted").start()
-    # Every answer from the script: no offline fast path in between.
-    env = {"AFFPLAN_LLM_BASE_URL": server.base_url, "AFFPLAN_LLM_MODEL": "scripted", "AFFPLAN_LLM_API_KEY_ENV": "",
-           "AFFPLAN_FAST_PATH": "0"}
-    started = start_suite("sim", {"scenario": str(tmp / "kitchen.yaml"), "params": str(tmp / "params.yaml"),
-                                  "time_scale": "0.25", "log_level": "warn"}, env=env)
-    try:
-        yield started, env
-    finally:
-        codes = started.stop()
-        server.stop()
-        for proc in started.processes:  # kept for a failed run: what each node logged
-            (tmp / f"{proc.name}.log").write_text("".join(proc.output))
-    assert all(code in (0, -9) for code in codes.values()), codes
+    robot = sorted(n for n, c in load_capabilities().items() if n != "open" and not c.environment)
+    with scripted_suite(tmp, tmp / "kitchen.yaml", SCRIPT, parameters={"robot_capabilities": robot}) as started:
+        yield started
 
 
 @pytest.fixture(scope="module")
@@ -97,16 +80,6 @@ def client(suite):
 
     with SuiteClient(NS, "e2e_test") as c:
         yield c
-
-
-def run_task(client, task, person=None, cancel_when=None, timeout=120.0, plan_only=False):
-    """(outcome, feedback messages) of ``task`` sent through the ExecuteTask action."""
-    seen: list[str] = []
-    say = lambda _tag, text: seen.append(text)  # noqa: E731
-    stop = (lambda: any(cancel_when(m) for m in seen)) if cancel_when else (lambda: False)
-    outcome = client.run_task(task, say, person=person, timeout=timeout, interrupted=stop, plan_only=plan_only)
-    assert outcome is not None, seen
-    return outcome, seen
 
 
 def memory_of(client):

@@ -14,7 +14,9 @@
 * :mod:`.lasp` - LASP's five LLM roles and its refine-and-replan step;
 * :mod:`.grounding` - IALP's grounding predicates (detected, graspable, reachable, placeable)
   behind a provider protocol; :mod:`.stepwise` - IALP's candidate-scored step planner;
-* :mod:`.runner` - the task-level loop tying them together, bounded, with stop reasons.
+* :mod:`.runner` - the task-level loop tying them together, bounded, with stop reasons;
+* :mod:`.session` - what the nodes call (below): the watched knowledge file, the planner's
+  arguments for the learned domain, and ``LearningExecutor`` for the tool-selection loop.
 
 Wiring into the ROS nodes (what the nodes must call; the nodes themselves are issue 5's):
 
@@ -37,4 +39,10 @@ Wiring into the ROS nodes (what the nodes must call; the nodes themselves are is
   on_event=<ExecuteTask feedback>)`` and report ``result.stop_reason`` / ``result.message`` /
   ``result.learned`` in the ExecuteTask result. The store writes the file when it learns, so a
   restarted node plans with it.
+
+Done that way (``nodes/tool_selection.py``, ``nodes/planning.py``, ``nodes/sim_world.py``):
+``LearningExecutor`` (:mod:`.session`) is the loop's executor and starts ``RecoveryRunner``
+from the failure it has just seen (``run(task, scene, failed=(step, failure))``), so the
+failing step is not tried twice; ``WatchedKnowledge`` re-reads the file when it changed;
+the robot's model is the ``capabilities_file`` parameter (a recovery scenario gives its robot).
 """

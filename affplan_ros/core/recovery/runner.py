@@ -208,7 +208,10 @@ class RecoveryRunner:
         return PlanAttemptResult(pr.solved, list(pr.plan), pr.status, pr.message, pr)
 
     # -- the loop --------------------------------------------------------------------------
-    def run(self, task: str, scene: Scene) -> RecoveryResult:
+    def run(self, task: str, scene: Scene, failed: Optional[tuple] = None) -> RecoveryResult:
+        """Carry out ``task`` from ``scene`` (what the robot believes now). ``failed``: a
+        (PlanStep, Failure) that has just happened (e.g. in the tool-selection loop's plan):
+        learning starts from it instead of failing the same step again."""
         from ..tool_selection import clean_task
 
         self._t0 = self.clock()
@@ -218,7 +221,7 @@ class RecoveryRunner:
             res.stop_reason, res.message = StopReason.INVALID_TASK, problem
             return res
         try:
-            self._run(text, scene, res)
+            self._run(text, scene, res, failed)
         except _Stop as stop:
             res.stop_reason, res.message = stop.reason, stop.message
         except ChatModelError as exc:
@@ -230,7 +233,7 @@ class RecoveryRunner:
                                    if f"{p.action} requires {p.condition}" in res.learned)
         return res
 
-    def _run(self, task: str, scene: Scene, res: RecoveryResult) -> None:
+    def _run(self, task: str, scene: Scene, res: RecoveryResult, failed: Optional[tuple] = None) -> None:
         cfg = self.config
         domain, notes = self.knowledge.apply(self.domain)
         res.notes += notes
@@ -256,6 +259,16 @@ class RecoveryRunner:
             res.fallback = "stepwise mode needs a candidate model and prompts; planning with the PDDL planner"
             self._event(res, "fallback", res.fallback)
         history: list[str] = []
+        if failed is not None and lasp is not None:
+            step, raw = failed
+            failures.append(at_level(raw, cfg.feedback))
+            res.raw_failures.append(raw.feedback())
+            res.failures.append(failures[-1].feedback())
+            self._event(res, "failure", f"{step} had failed: {res.failures[-1]}")
+            if raw.code is FailureCode.PRECONDITION and belief.applicable(step)[0]:
+                got = self._refine(lasp, task, step, raw, domain, belief, dnf, res)
+                if got is not None:
+                    domain, belief, pending = got
 
         while True:
             self._check_time()

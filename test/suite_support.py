@@ -1,0 +1,57 @@
+"""The whole sim suite for end-to-end tests, with a scripted language backend. No ROS import
+at module level: test modules import this at collection time, also where ROS is missing."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Optional
+
+
+@contextmanager
+def scripted_suite(tmp: Path, scenario: Path, script: dict, *, parameters: Optional[dict] = None,
+                   time_scale: str = "0.25", log_level: str = "warn"):
+    """The sim suite as separate processes from launch/sim.launch.xml on ``scenario``, its
+    language backend the scripted answers ``script`` (per task and kind of question) on the
+    local chat-completions server. ``parameters``: values for every node (``/**``) over
+    config/sim.yaml. Yields (suite, env); on the way out the suite stops, each node's log is
+    kept in ``tmp``, and every node must have exited cleanly."""
+    import yaml
+
+    from affplan_ros.env import share_dir
+    from affplan_ros.llm.fake_server import FakeChatServer
+    from affplan_ros.suite import start_suite
+    from scripted_llm import ScriptedTasks
+
+    tmp.mkdir(parents=True, exist_ok=True)
+    params = yaml.safe_load((share_dir() / "config" / "sim.yaml").read_text())
+    # Nothing learned is kept unless a test names a knowledge file (never the user's own).
+    params["/**"]["ros__parameters"].update({"knowledge_file": "", **(parameters or {})})
+    (tmp / "params.yaml").write_text(yaml.safe_dump(params))
+    server = FakeChatServer(ScriptedTasks.from_mapping(script, "test script"), model="scripted").start()
+    # Every answer from the script: no offline fast path in between.
+    env = {"AFFPLAN_LLM_BASE_URL": server.base_url, "AFFPLAN_LLM_MODEL": "scripted", "AFFPLAN_LLM_API_KEY_ENV": "",
+           "AFFPLAN_FAST_PATH": "0"}
+    try:
+        started = start_suite("sim", {"scenario": str(scenario), "params": str(tmp / "params.yaml"),
+                                      "time_scale": time_scale, "log_level": log_level}, env=env)
+    except BaseException:
+        server.stop()
+        raise
+    try:
+        yield started, env
+    finally:
+        codes = started.stop()
+        server.stop()
+        for proc in started.processes:  # kept for a failed run: what each node logged
+            (tmp / f"{proc.name}.log").write_text("".join(proc.output))
+    assert all(code in (0, -9) for code in codes.values()), codes
+
+
+def run_task(client, task, person=None, cancel_when=None, timeout=120.0, plan_only=False):
+    """(outcome, feedback messages) of ``task`` sent through the ExecuteTask action."""
+    seen: list[str] = []
+    say = lambda _tag, text: seen.append(text)  # noqa: E731
+    stop = (lambda: any(cancel_when(m) for m in seen)) if cancel_when else (lambda: False)
+    outcome = client.run_task(task, say, person=person, timeout=timeout, interrupted=stop, plan_only=plan_only)
+    assert outcome is not None, seen
+    return outcome, seen
