@@ -15,12 +15,14 @@ from .prompting import render_template
 
 
 _THE_CLASS = re.compile(r"\b(?:an?|the)\s+(?:typical\s+)?\{\}|\{\}")
+_PLURAL = re.compile(r"\{\}s\b")
 
 
 def about_it(template: str) -> str:
     """A question template about "a typical {}" as a question about "it" (the class is named once
-    for all the questions of a prompt): ``Can a typical {} be cut?`` -> ``Can it be cut?``."""
-    text = _THE_CLASS.sub("it", template.strip())
+    for all the questions of a prompt): ``Can a typical {} be cut?`` -> ``Can it be cut?``,
+    ``Can most {}s be rolled?`` -> ``Can most such objects be rolled?``."""
+    text = _THE_CLASS.sub("it", _PLURAL.sub("such objects", template.strip()))
     return text[:1].upper() + text[1:]
 
 

@@ -272,3 +272,12 @@ def test_the_cache_keeps_strategy_model_and_date_and_is_an_oam_file(tmp_path):
     assert classes == {"ladle": ["grasp"]} and prov["ladle"]["strategy"] == "yesno"
     assert prov["ladle"]["model"] == "fake-gpt" and prov["ladle"]["date"][:2] == "20"
     assert load_oam(tmp_path / "generated.yaml").affordances_of("ladle") == frozenset({"grasp"})
+
+
+def test_questions_of_a_group_are_about_it():
+    from affplan_ros.llm.oam_prompts import about_it
+
+    assert [about_it(q) for q in ("Can a typical {} be cut?", "Is {} a kind of door?", "Can most {}s be rolled?",
+                                  "Is a {} useful to pound with? Not if things go on top of the {}")] == [
+        "Can it be cut?", "Is it a kind of door?", "Can most such objects be rolled?",
+        "Is it useful to pound with? Not if things go on top of it"]
