@@ -84,7 +84,7 @@ def generate(args: argparse.Namespace) -> int:
     finally:
         client.close()
     for r in results:
-        calls = f"{r.questions} LLM call{'' if r.questions == 1 else 's'}"
+        calls = f"{r.questions} LLM call{'' if r.questions == 1 else 's'}" if r.questions else "in a shared prompt"
         how = "cached" if r.cached else f"{calls}, {r.prompt_tokens + r.completion_tokens} tokens"
         print(f"{r.class_name}: {', '.join(r.affordances) or '(none)'}    [{r.strategy} by {r.model}; {how}]")
     print(f"stored in {cache.path}")

@@ -501,9 +501,10 @@ class OamGenerator:
         templates = self.questions(strategy)
         answers: dict[str, dict[str, bool]] = {r.class_name: {} for r in results}
         for i in range(0, len(templates), self.questions_per_call):
-            if time.monotonic() - started > self.max_seconds_per_class:
-                raise OamGenerationError(f"class {results[0].class_name!r}: stopped after "
-                                         f"{self.max_seconds_per_class:g} s (time limit per class)")
+            bound = self.max_seconds_per_class * len(results)
+            if time.monotonic() - started > bound:
+                raise OamGenerationError(f"class {results[0].class_name!r}: stopped after {bound:g} s (time limit "
+                                         f"{self.max_seconds_per_class:g} s per class, {len(results)} asked together)")
             chunk = templates[i:i + self.questions_per_call]
             for r, verdicts in zip(results, self._yes_no(results, chunk)):
                 answers[r.class_name].update(zip(chunk, verdicts))
