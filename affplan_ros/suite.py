@@ -54,9 +54,11 @@ class Suite:
 def start_suite(robot: str = "sim", launch_args: Optional[Mapping[str, str]] = None, *,
                 env: Optional[Mapping[str, str]] = None, on_line: Optional[Callable[[str, str], None]] = None,
                 ready_timeout: float = 60.0, launch_path: Optional[Path] = None,
-                single_process: bool = False, nodes: Optional[Sequence[str]] = None) -> Suite:
+                single_process: bool = False, nodes: Optional[Sequence[str]] = None,
+                shared_params: Optional[Mapping[str, str]] = None) -> Suite:
     """Start every node of the robot's launch file at once and wait until all are ready
-    (``single_process``: all of them composed in one process; ``nodes``: only these)."""
+    (``single_process``: all of them composed in one process; ``nodes``: only these;
+    ``shared_params``: given to every node, over the parameter file)."""
     from affplan_ros.launch_xml import LaunchError, parse_launch, single_process_argv
     from affplan_ros.launcher import NodeProcess, NodeStartError
 
@@ -66,6 +68,8 @@ def start_suite(robot: str = "sim", launch_args: Optional[Mapping[str, str]] = N
         if unknown:
             raise LaunchError(f"{description.path} launches no node(s) {', '.join(sorted(unknown))}")
         description.nodes = [n for n in description.nodes if n.name in nodes]
+    for node in description.nodes:
+        node.params.update(shared_params or {})
     suite = Suite(description)
     started = time.monotonic()
     try:
@@ -100,19 +104,28 @@ def backend_label() -> tuple[str, bool]:
     return backend.label, backend.kind == "offline"
 
 
+def scenario_params(scenario: Path) -> dict[str, str]:
+    """Parameters a simulated scenario implies for every node: a recovery scenario is also the
+    robot's model (its robot lacks the hidden preconditions, so the suite can fail and learn)."""
+    from affplan_ros.sim.scenario import is_recovery_scenario
+
+    return {"capabilities_file": str(scenario)} if is_recovery_scenario(scenario) else {}
+
+
 def run_up(args: argparse.Namespace) -> int:
     from affplan_ros.launch_xml import LaunchError
     from affplan_ros.launcher import NodeStartError
     from affplan_ros.llm.config import CONFIGURE_HELP
 
     dds_defaults()
-    launch_args = {}
+    launch_args, shared = {}, {}
     if args.scenario:
         scenario = Path(args.scenario).expanduser().resolve()
         if not scenario.is_file():
             print(f"affplan up: no scenario file {scenario}", file=sys.stderr)
             return 2
         launch_args["scenario"] = str(scenario)
+        shared.update(scenario_params(scenario))
     for item in args.arg or []:
         key, sep, value = item.partition(":=")
         if not sep:
@@ -129,7 +142,10 @@ def run_up(args: argparse.Namespace) -> int:
             print(f"[{name}] {line.rstrip()}", flush=True)
 
     try:
-        suite = start_suite(args.robot, launch_args, on_line=echo, single_process=args.single_process)
+        if shared:
+            print("robot model: the scenario's robot, without its hidden preconditions (capabilities_file)", flush=True)
+        suite = start_suite(args.robot, launch_args, on_line=echo, single_process=args.single_process,
+                            shared_params=shared)
     except (LaunchError, NodeStartError) as exc:
         print(f"affplan up: {exc}", file=sys.stderr)
         return 1

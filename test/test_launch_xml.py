@@ -57,3 +57,19 @@ def test_single_process_composition_keeps_every_parameter(tmp_path):
     sim = yaml.safe_load(open(files[1]))
     assert sim == {"/affplan/sim_world": {"ros__parameters": {"scenario": sim["/affplan/sim_world"]["ros__parameters"]
                                                              ["scenario"], "time_scale": 0}}}
+
+
+def test_a_recovery_scenario_is_also_the_robot_model_of_every_node():
+    from affplan_ros.env import share_dir
+    from affplan_ros.suite import scenario_params
+
+    scenarios = share_dir() / "config" / "scenarios"
+    recovery = scenarios / "recovery" / "lasp_store_fruit_1.yaml"
+    assert scenario_params(recovery) == {"capabilities_file": str(recovery)}
+    assert scenario_params(scenarios / "kitchen.yaml") == {}          # a plain simulated world
+    assert scenario_params(scenarios / "recovery" / "answers.yaml") == {}  # not a scenario at all
+    desc = parse_launch(launch_file("sim"), {"scenario": str(recovery)})
+    planning = desc.node("planning")
+    planning.params.update(scenario_params(recovery))                 # what start_suite does
+    own = yaml.safe_load(open(planning.ros_args()[-1]))
+    assert own["/affplan/planning"]["ros__parameters"]["capabilities_file"] == str(recovery)

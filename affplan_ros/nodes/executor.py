@@ -79,7 +79,10 @@ class ExecutorNode(Node):
 
     def _on_goal(self, _goal) -> GoalResponse:
         # One plan at a time: a second plan while one runs is rejected, not queued.
-        return GoalResponse.REJECT if self._busy.locked() else GoalResponse.ACCEPT
+        if self._busy.locked():
+            self.get_logger().warning("plan rejected: another plan is running")
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
 
     def _execute(self, goal_handle):
         with self._busy:

@@ -411,9 +411,14 @@ class RosExecutor:
             run.say(f"step {index + 1}/{total} {fb.status}: {detail}", current_step=index, step_status=fb.status)
 
         sent = FutureWait(node.execute_plan.send_goal_async(ExecutePlan.Goal(plan=plan), feedback_callback=relay))
-        if sent.until(time.monotonic() + 10.0) != "done" or not sent.future.result().accepted:
-            return ExecutionResult(False, 0, Failure(FailureCode.UNAVAILABLE, "execute plan", "the executor refused the plan",
-                                                     "it is busy with another plan"))
+        # Generous: on a loaded machine the goal response can take seconds; a lost one must not hang.
+        answered = sent.until(time.monotonic() + 30.0, run.canceled)
+        if answered != "done" or not sent.future.result().accepted:
+            what, why = {"done": ("the executor refused the plan", "it is busy with another plan"),
+                         "stopped": ("the plan did not start", "the task was canceled")}.get(
+                answered, ("the plan did not start", f"the executor at {name} did not answer the goal within 30 s"))
+            code = FailureCode.CANCELED if answered == "stopped" else FailureCode.UNAVAILABLE
+            return ExecutionResult(False, 0, Failure(code, "execute plan", what, why))
         handle = sent.future.result()
         finished = FutureWait(handle.get_result_async())
         outcome = finished.until(time.monotonic() + node.execute_timeout, run.canceled)

@@ -242,6 +242,22 @@ def robot_capabilities(path: Union[str, Path, None]) -> dict[str, Capability]:
         data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except (OSError, yaml.YAMLError) as exc:
         raise ScenarioError(f"cannot read the capabilities file {path}: {exc}") from exc
-    if isinstance(data, dict) and {"id", "set", "hidden"} & set(data):
+    if _is_recovery(data):
         return load_scenario(path).robot_domain().capabilities
     return load_capabilities(path)
+
+
+def _is_recovery(data) -> bool:
+    return isinstance(data, dict) and bool({"id", "set", "hidden"} & set(data))
+
+
+def is_recovery_scenario(path: Union[str, Path]) -> bool:
+    """Whether ``path`` is a recovery scenario (hidden ground truth, a robot model of its own),
+    not an AutoGPT+P scene file or a plain YAML world."""
+    path = Path(path)
+    if path.suffix not in (".yaml", ".yml"):
+        return False
+    try:
+        return _is_recovery(yaml.safe_load(path.read_text(encoding="utf-8")))
+    except (OSError, yaml.YAMLError):
+        return False
