@@ -1,5 +1,5 @@
-"""The grammar path for real: a llama.cpp server with SmolLM2 (installed by `make test` / `make llama`;
-skipped without them, a failure when AFFPLAN_REQUIRE_LLAMA=1 - what `make test` sets).
+"""The grammar path for real: a llama.cpp server with SmolLM2 (installed by the optional `make llama`;
+skipped without it, a failure when AFFPLAN_REQUIRE_LLAMA=1).
 
 SmolLM2-135M writes wrong goals for most requests; what is checked is that, constrained by the
 scene's grammar, whatever it writes is a well-typed goal of this scene (and a valid tool line)."""

@@ -95,7 +95,7 @@ def test_drawn_frames_become_objects_with_affordances_and_relations():
     oam = load_oam()
     # observe_timeout_s: Observe waits for the next processed frame; generous for a loaded machine.
     proc = start(depth_topic="camera/depth", camera_info_topic="camera/camera_info",
-                 location="table0", max_rate_hz=5.0, observe_timeout_s=30.0)
+                 location="table0", max_rate_hz=5.0, observe_timeout_s=60.0)
     try:
         with isolated_node("camera") as (node, executor):
             seen, annotated = [], []
@@ -126,7 +126,8 @@ def test_drawn_frames_become_objects_with_affordances_and_relations():
             assert annotated and annotated[-1].width == 640 and annotated[-1].encoding == "bgr8"
 
             # Observe: the next processed view, for the Explore tool.
-            reply = call(node, executor, Observe, "observe", Observe.Request(location="counter0"))
+            # (the node's own bound answers first: a frame took over 30 s on a loaded machine)
+            reply = call(node, executor, Observe, "observe", Observe.Request(location="counter0"), timeout=90.0)
             assert reply.success, reply.message
             assert {o.name for o in reply.observation.objects} >= EXPECTED
             assert reply.observation.location == "counter0"
