@@ -152,12 +152,26 @@ def test_task_needing_an_alternative_through_the_command_service(client):
         assert got is not None and got.accepted and len(got.task_id) == 32, (error, got)
         busy, _ = client.call(Command, "command", Command.Request(task="Give me the apple"))
         assert busy is not None and not busy.accepted and "busy" in busy.message
+        # The task runs in the background: its end is the goal's status on the action's status
+        # topic (the next test's task would be refused while this one is still finishing).
+        from action_msgs.msg import GoalStatus, GoalStatusArray
+
+        from affplan_ros.nodes.base import LATCHED_QOS
+
+        statuses = {}
+
+        def on_status(msg):
+            for st in msg.status_list:
+                statuses[bytes(st.goal_info.goal_id.uuid).hex()] = st.status
+
+        sub = client.node.create_subscription(GoalStatusArray, f"{NS}/execute_task/_action/status", on_status, LATCHED_QOS)
         deadline = time.monotonic() + 90
-        while time.monotonic() < deadline:
-            memory, _ = memory_of(client)
-            if memory.last_plan is not None and memory.last_plan.task == "Bring me a cup" and memory.last_plan.executed:
-                break
+        while time.monotonic() < deadline and statuses.get(got.task_id) not in (
+                GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED):
             time.sleep(0.3)
+        client.node.destroy_subscription(sub)
+        assert statuses.get(got.task_id) == GoalStatus.STATUS_SUCCEEDED, statuses
+        memory, _ = memory_of(client)
     finally:
         client.node.destroy_service(service)
     assert memory.substitutions == {"glass": "cup"}
