@@ -14,6 +14,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 # test runs (or a running suite) on one machine never see each other.
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.setdefault("ROS_DOMAIN_ID", str(10 + os.getpid() % 90))
+# The tests kill nodes on purpose (restarts, a skill server down). A Fast DDS shared-memory
+# segment left by a killed participant can crash the next participant that opens it (a node
+# exited with SIGSEGV at start once in CI; ros2/launch_ros#562, ros2/rmw_fastrtps#860), so the
+# tests talk over UDP on localhost only.
+os.environ.setdefault("FASTDDS_BUILTIN_TRANSPORTS", "UDPv4")
 
 
 def _interfaces_built() -> str | None:
