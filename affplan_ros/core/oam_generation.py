@@ -378,6 +378,7 @@ class ClassResult:
     ignored_terms: list[str] = field(default_factory=list)   # list: terms outside the vocabulary
     error: str = ""
     cached: bool = False                 # taken from the OAM cache, nothing asked
+    complete: bool = False               # every question answered (an empty answer is one too)
 
     @property
     def ok(self) -> bool:
@@ -455,10 +456,13 @@ class OamGenerator:
         try:
             work(results)
         except Exception as exc:
-            failed = next((r for r in results if not r.affordances and not r.answers), results[0])
-            for r in results:
-                r.error = r.error or ("" if r.affordances or r.answers else str(exc))
-            exc.result = failed  # type: ignore[attr-defined]
+            # Every class of the group not finished when it failed carries the error (a partial
+            # yes/no record is no answer); the class the error names is the one reported.
+            named = getattr(exc, "class_name", None)
+            unfinished = [r for r in results if not r.complete]
+            for r in unfinished:
+                r.error = r.error or str(exc)
+            exc.result = next((r for r in results if r.class_name == named), (unfinished or results)[0])  # type: ignore[attr-defined]
             raise
         finally:
             for r in results:
@@ -495,6 +499,7 @@ class OamGenerator:
                                          f"({', '.join(other[:8])}); expected names from: {', '.join(names[:10])} ...")
             result.affordances = sorted(found, key=order.__getitem__)
             result.ignored_terms = other
+            result.complete = True
 
     def _yes_no_group(self, results: list[ClassResult], strategy: str) -> None:
         started = time.monotonic()
@@ -513,6 +518,7 @@ class OamGenerator:
             given = answers[r.class_name]
             r.affordances = [a.name for a in self.affordances
                              if (given[a.question] if strategy == "yesno" else a.formula.evaluate(given.__getitem__))]
+            r.complete = True
 
     def _yes_no(self, results: list[ClassResult], templates: list[str]) -> list[list[bool]]:
         """The verdicts of every class of ``results`` on every question of ``templates``: one
@@ -625,7 +631,7 @@ def generate_mapping(generator: OamGenerator, classes: Sequence[str], strategy: 
         if hit is not None:
             affs, prov = hit
             done[name] = ClassResult(name, strategy, str(prov.get("model", "")), list(affs),
-                                     date=str(prov.get("date", "")), cached=True)
+                                     date=str(prov.get("date", "")), cached=True, complete=True)
     todo = [n for n in dict.fromkeys(names) if n not in done]
     for i in range(0, len(todo), generator.classes_per_call):
         results = generator.generate_many(todo[i:i + generator.classes_per_call], strategy)

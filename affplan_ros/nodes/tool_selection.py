@@ -379,7 +379,7 @@ class RemotePlanner:
         result = PlanResult("solved" if got.success else "unsolvable", steps, got.plan.cost if got.success else None)
         if got.success:
             run.last_plan, run.steps_run = got.plan, 0
-            learned = re.search(r"\(planned with learned knowledge: (.*)\)(?: \(goal answered by|$)", got.message)
+            learned = re.search(r"\(planned with learned knowledge: (.*?)\)(?= \(goal answered by|$)", got.message)
             run.say(f"goal {got.goal}; plan of {len(steps)} steps, cost {got.plan.cost:g}: "
                     + "; ".join(step_text(s) for s in got.plan.steps)
                     + (f" (with learned knowledge: {learned.group(1)})" if learned else ""), goal=got.goal, plan=got.plan)

@@ -244,6 +244,21 @@ def test_an_answer_that_stays_neither_yes_nor_no_is_a_clear_error_after_the_boun
     assert err.value.result.questions == 3
 
 
+def test_a_group_failing_on_a_later_question_marks_every_unfinished_class():
+    """The first question answered for both classes, the second never: no class may pass as
+    answered with no affordances (a partial record is no answer)."""
+    with FakeChatServer(["mug: yes\ncup: yes", "Perhaps."]) as server:
+        client = ChatClient(LLMConfig(base_url=server.base_url, model="m", api_key_env="", max_retries=0))
+        gen = OamGenerator(client, OamPromptBuilder(), DEFS[:2], max_format_retries=0, questions_per_call=1)
+        with pytest.raises(AnswerFormatError) as err:
+            gen.generate_many(["mug", "cup"], "yesno")
+        client.close()
+    results = err.value.results
+    assert [r.ok for r in results] == [False, False] and all("Perhaps." in r.error for r in results)
+    assert [len(r.answers) for r in results] == [1, 1] and not any(r.complete for r in results)
+    assert err.value.result.class_name == "mug"
+
+
 def test_bad_requests_are_refused_before_asking():
     gen = OamGenerator(object(), OamPromptBuilder(), DEFS)  # type: ignore[arg-type]
     with pytest.raises(OamGenerationError, match="unknown strategy 'guess'"):

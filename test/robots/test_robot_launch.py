@@ -17,7 +17,8 @@ def test_task_level_nodes_come_up_with_the_robot_config(robot):
 
     env = {"AFFPLAN_LLM_BASE_URL": ""}  # the offline instruction interpreter writes the goal
     nodes = ("executor", "memory", "planning", "perception", "tool_selection")
-    with start_suite(robot, env=env, nodes=nodes) as suite:
+    # knowledge_file "": what this machine learned earlier must not change the plans checked here
+    with start_suite(robot, env=env, nodes=nodes, shared_params={"knowledge_file": ""}) as suite:
         assert [p.name for p in suite.processes] == list(nodes)
         with SuiteClient("/affplan", f"{robot}_test") as client:
             # perception watches the robot's camera (the Explore tool's `observe` comes from it)
@@ -28,6 +29,9 @@ def test_task_level_nodes_come_up_with_the_robot_config(robot):
             assert got is not None, error
             camera = {"tiago": "/head_front_camera/rgb/image_raw", "armar": "/armar/head/rgb/image_raw"}[robot]
             assert [v.string_value for v in got.values[:1]] == [camera] and got.values[1].double_value == 10.0
+            # shared_params win over the parameter file (which names ~/.affplan/knowledge-<robot>.json)
+            got, error = client.call(GetParameters, "planning/get_parameters", GetParameters.Request(names=["knowledge_file"]))
+            assert got is not None and got.values[0].string_value == "", error
             got, error = client.call(GetMemory, "get_memory", GetMemory.Request())
             assert got is not None, error
             memory = json.loads(got.json)
