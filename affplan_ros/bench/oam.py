@@ -105,7 +105,7 @@ def scripted_answers(mapping: dict[str, set[str]], classes: Sequence[str], defs,
 
     if strategy == "list":
         groups = [list(classes[i:i + gen.classes_per_call]) for i in range(0, len(classes), gen.classes_per_call)]
-        for group in groups + [[c] for c in classes if len(groups[0]) > 1]:   # and each alone (a retry)
+        for group in groups + [[c] for c in classes if groups and len(groups[0]) > 1]:   # and each alone (a retry)
             text = prompts.list_messages([display_name(c) for c in group], defs)[-1]["content"]
             out[text] = listed(group[0]) if len(group) == 1 else \
                 "\n".join(f"{display_name(c)}: {listed(c)}" for c in group)

@@ -188,10 +188,10 @@ def declare_recovery(node: Node):
     for name, value in (("max_replans", max_replans), ("max_refinements", max_refinements), ("max_repairs", max_repairs)):
         require(value >= 0, f"{name} must be >= 0")
     try:
-        load_rules(rules_file or None)  # a broken rules file stops the node at start-up, not mid-task
+        table = load_rules(rules_file or None)  # read once: a broken file stops the node at start-up, not mid-task
     except RepairRuleError as exc:
         raise ValueError(f"repair_rules_file: {exc}") from None
-    return RecoveryConfig(feedback=feedback, repair=bool(repair), rules_file=rules_file or None,
+    return RecoveryConfig(feedback=feedback, repair=bool(repair), rules_file=rules_file or None, rule_table=table,
                           max_replans=int(max_replans), max_refinements=int(max_refinements),
                           max_repairs=int(max_repairs))
 
@@ -205,6 +205,7 @@ class TaskRun:
         self.fb = ExecuteTask.Feedback(current_step=-1)
         self.last_plan = Plan()
         self.steps_run = 0          # steps executed of the current plan, for "step k/n"
+        self.t0 = time.monotonic()  # the task's start (run() sets it again)
         self.log = node.get_logger()
 
     # -- helpers ------------------------------------------------------------------------------
@@ -238,7 +239,7 @@ class TaskRun:
 
     # -- the task -----------------------------------------------------------------------------
     def run(self) -> ExecuteTask.Result:
-        t0 = time.monotonic()
+        t0 = self.t0 = time.monotonic()
         request = self.gh.request
         node = self.node
         node._ready.wait(60.0)
@@ -293,8 +294,10 @@ class TaskRun:
             self.log.error(f"knowledge file not used, nothing is learned: {node.knowledge.error}")
         config = dataclasses.replace(node.recovery, learn=node.knowledge.learning,
                                      max_seconds=max(1.0, node.max_seconds))
+        # The request as it reads when learning starts (an alternative may have been accepted by then).
         return LearningExecutor(RosExecutor(self), domain, node.knowledge.current, self.memory.scene,
-                                self.memory.substitute(task), config, llm=node.llm,
+                                lambda: self.memory.substitute(task), config, llm=node.llm,
+                                deadline=self.t0 + node.max_seconds,
                                 goal_prompter=ReplanGoalPromptBuilder(), lasp_prompter=LaspPromptBuilder(),
                                 environment=lambda: SceneEnvironment(self.memory.scene()),
                                 on_event=lambda text: self.say(text), should_stop=self.canceled)
@@ -413,6 +416,11 @@ class RosExecutor:
         sent = FutureWait(node.execute_plan.send_goal_async(ExecutePlan.Goal(plan=plan), feedback_callback=relay))
         # Generous: on a loaded machine the goal response can take seconds; a lost one must not hang.
         answered = sent.until(time.monotonic() + 30.0, run.canceled)
+        if answered != "done":
+            # Given up on: should the executor still accept the goal, it is canceled at once (it
+            # would run unobserved and make the executor refuse the next plan as busy).
+            sent.future.add_done_callback(
+                lambda f: f.result().cancel_goal_async() if f.result() is not None and f.result().accepted else None)
         if answered != "done" or not sent.future.result().accepted:
             what, why = {"done": ("the executor refused the plan", "it is busy with another plan"),
                          "stopped": ("the plan did not start", "the task was canceled")}.get(

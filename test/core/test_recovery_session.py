@@ -130,3 +130,33 @@ def test_a_cancel_during_learning_stops_it_at_once(llm, tmp_path) -> None:
                                 "putin robot0 apple0 refrigerator0 refrigerator0"))
     assert not run.success and run.failure.code is FailureCode.CANCELED and run.stop == "canceled"
     assert not learner.recoveries and [s.action for s in run.executed_steps] == ["grasp", "move"]
+
+
+def test_learning_reads_the_request_as_it_is_now_and_spends_only_the_tasks_time_left(monkeypatch) -> None:
+    """An alternative accepted before the failure is in the request the learning run replans;
+    the run gets what is left of the task's time, not a fresh budget."""
+    import time
+
+    from affplan_ros.core.recovery import session
+    from affplan_ros.core.recovery.runner import RecoveryResult, StopReason
+
+    seen = {}
+
+    class Runner:
+        def __init__(self, *args, config, **kw):
+            seen["max_seconds"] = config.max_seconds
+
+        def run(self, task, scene, failed=None):
+            seen["task"] = task
+            return RecoveryResult(StopReason.TIME_LIMIT, "stopped")
+
+    monkeypatch.setattr(session, "RecoveryRunner", Runner)
+    sc = scenario("lasp_store_fruit_1")
+    request = {"text": "put the apple into the fridge"}
+    learner = _executor(sc, ScenarioExecutor(sc), KnowledgeStore(None), object(), deadline=time.monotonic() + 30)
+    learner.task = lambda: request["text"]
+    request["text"] = "put the banana into the fridge"      # e.g. apple -> banana accepted meanwhile
+    run = learner.execute(_plan("grasp robot0 apple0 table0 table0", "move robot0 table0 refrigerator0",
+                                "putin robot0 apple0 refrigerator0 refrigerator0"))
+    assert seen["task"] == "put the banana into the fridge" and not run.success
+    assert 25 < seen["max_seconds"] <= 30                      # not the config's 120 s

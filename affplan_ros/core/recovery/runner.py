@@ -76,6 +76,14 @@ class RecoveryConfig:
     stepwise_k: int = 5
     rules_file: Optional[str] = None
     rules: Optional[Sequence[str]] = None   # enabled rule names (None: all)
+    rule_table: Optional[Sequence] = None   # the rules already read (a node reads its file once, at start-up)
+
+    def repairer(self) -> Optional[MidLevelRepairer]:
+        """CoPAL's mid level as configured; None when repair is off."""
+        if not self.repair:
+            return None
+        return MidLevelRepairer(list(self.rule_table) if self.rule_table is not None
+                                else load_rules(self.rules_file, self.rules))
 
 
 @dataclass
@@ -248,7 +256,7 @@ class RecoveryRunner:
         lasp = (Lasp(self.llm, self.lasp_prompter, self.knowledge, self.environment, max_seconds=cfg.max_seconds,
                      complete_objects=lambda b, added, props: self._complete(b, added, props, res))
                 if cfg.learn and self.lasp_prompter is not None else None)
-        repairer = MidLevelRepairer(load_rules(cfg.rules_file, cfg.rules)) if cfg.repair else None
+        repairer = cfg.repairer()
         dnf = self._goal(task, belief, res)
         failures: list[Failure] = []
         pending: Optional[PlanAttemptResult] = None

@@ -15,9 +15,10 @@ call, kept here so the nodes stay thin and this is testable without ROS.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Optional, Sequence
+from typing import Callable, Optional, Sequence, Union
 
 from ..execution import ExecutionResult, Executor, ExploreResult
 from ..failure import Failure, FailureCode
@@ -26,7 +27,6 @@ from .belief import Belief, Domain
 from .executive import RecoveringExecutor, RecoveryExecution
 from .feedback import observed_facts
 from .knowledge import KnowledgeFileError, KnowledgeStore
-from .repair import MidLevelRepairer, load_rules
 from .runner import RecoveryConfig, RecoveryResult, RecoveryRunner
 
 
@@ -134,7 +134,7 @@ class LearningExecutor:
     domain: Domain                           # the robot's model before learned knowledge
     knowledge: Callable[[], KnowledgeStore]  # the store now (learned knowledge is saved through it)
     scene: Callable[[], Scene]               # what the robot believes now (the memory's scene)
-    task: str
+    task: Union[str, Callable[[], str]]      # or the request as it reads now (accepted alternatives applied)
     config: RecoveryConfig = field(default_factory=RecoveryConfig)
     llm: object = None                       # ChatModel; None: no learning
     goal_prompter: object = None             # ReplanPrompter (llm/recovery_prompting)
@@ -143,14 +143,14 @@ class LearningExecutor:
     semantic: object = None
     max_learning_runs: int = 1
     should_stop: Optional[Callable[[], bool]] = None      # the task was canceled
+    deadline: Optional[float] = None                      # time.monotonic() the whole task must end by
     on_event: Optional[Callable[[str], None]] = None      # progress in words, for the user
     recoveries: list[RecoveryResult] = field(default_factory=list)
     executed: list = field(default_factory=list)          # every step that took effect, in order
     last_run: list = field(default_factory=list)          # the steps that took effect in the last call
 
     def __post_init__(self):
-        self.repairer = MidLevelRepairer(load_rules(self.config.rules_file, self.config.rules)) \
-            if self.config.repair else None
+        self.repairer = self.config.repairer()
 
     @property
     def learning(self) -> bool:
@@ -195,13 +195,17 @@ class LearningExecutor:
     def _learn(self, run: RecoveryExecution, scene: Scene) -> RecoveryExecution:
         """LASP from the failure just seen: refine the model, replan, execute (RecoveryRunner)."""
         recorder = _Recording(self.inner, self.should_stop)
+        config = self.config
+        if self.deadline is not None:  # a learning run spends what is left of the task's time, no more
+            config = replace(config, max_seconds=max(1.0, min(config.max_seconds, self.deadline - time.monotonic())))
         runner = RecoveryRunner(self.llm, self.goal_prompter, recorder, self.domain, self.knowledge(),
                                 lasp_prompter=self.lasp_prompter,
                                 environment=self.environment() if self.environment is not None else None,
-                                semantic=self.semantic, config=self.config,
+                                semantic=self.semantic, config=config,
                                 on_event=lambda ev: self._say(ev["text"]) if ev["kind"] != "stop" else None)
         try:
-            res = runner.run(self.task, scene, failed=(run.failed_step, run.raw_failure))
+            task = self.task() if callable(self.task) else self.task
+            res = runner.run(task, scene, failed=(run.failed_step, run.raw_failure))
         except _Canceled:
             res = None
         self.executed += recorder.steps
