@@ -190,6 +190,9 @@ class MemoryNode(Node):
             memory.relations = [x for x in memory.relations if x != relation_from_msg(r)]
         for r in request.add_relations:
             memory.add_relation(relation_from_msg(r))
+        # a relation added as a fact is no assumption; one added as assumed is
+        memory.assumed = ({*memory.assumed, *(relation_from_msg(r) for r in request.add_relations if r.assumed)}
+                          - {relation_from_msg(r) for r in request.add_relations if not r.assumed}) & set(memory.relations)
         for sub in request.substitutions:
             if not sub.missing_class or not sub.replacement:
                 raise ValueError("a substitution needs missing_class and replacement")

@@ -64,6 +64,16 @@ def test_memory_merges_persists_and_resets(tmp_path):
             assert not bad.success and "malformed memory data" in bad.message
             ok, _ = client.call(UpdateMemory, "update_memory", UpdateMemory.Request(instruction="Bring me the apple"))
             assert ok.success
+            # a relation added as an assumption is marked so; added again as a fact, it is one
+            closed = Relation(predicate="closed", arguments=["refrigerator0"])
+            for assumed in (True, False):
+                closed.assumed = assumed
+                ok, _ = client.call(UpdateMemory, "update_memory", UpdateMemory.Request(add_relations=[closed]))
+                data, snapshot = get(client)
+                assert ok.success and ["closed", "refrigerator0"] in data["relations"]
+                assert (["closed", "refrigerator0"] in data["assumed"]) is assumed
+                assert [r.assumed for r in snapshot.relations if list(r.arguments) == ["refrigerator0"]
+                        and r.predicate == "closed"] == [assumed]
             before, _ = get(client)
             assert before["instructions"] == ["Bring me the apple"] and "apple0" in {o["name"] for o in before["objects"]}
             client.node.destroy_publisher(pub)
