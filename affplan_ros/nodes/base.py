@@ -192,6 +192,39 @@ def declare_agents(node: Node) -> dict:
     return profiles
 
 
+class WarmUp:
+    """Heavy imports and loading in a thread of their own, so a node is READY at once; requests
+    wait for it (:meth:`wait`). What failed is kept and reported with every request."""
+
+    def __init__(self, node: Node, work: Callable[[], None]):
+        self.error = ""
+        self._node, self._done = node, threading.Event()
+        threading.Thread(target=self._run, args=(work,), name=f"{node.get_name()}-warm-up", daemon=True).start()
+
+    def _run(self, work: Callable[[], None]) -> None:
+        try:
+            work()
+        except Exception as exc:  # noqa: BLE001 - reported with every request
+            self.error = f"{type(exc).__name__}: {exc}"
+            self._node.get_logger().error(f"{self._node.get_name()} cannot work: {self.error}")
+        finally:
+            self._done.set()
+
+    def wait(self, timeout: float = 60.0) -> str:
+        """Wait until the warm-up ended (at most ``timeout``); why it failed, or ""."""
+        self._done.wait(timeout)
+        return self.error
+
+
+def load_robot_model(oam_file: str, capabilities: dict):
+    """(OAM, the robot's planning model before learned knowledge) as the nodes' parameters name them."""
+    from affplan_ros.core.oam import load_oam
+    from affplan_ros.core.recovery.belief import Domain
+
+    oam = load_oam(oam_file or None)
+    return oam, Domain.default(oam, capabilities)
+
+
 def declare_capabilities(node: Node) -> dict:
     """The robot's planning model (``capabilities_file``): a capabilities file, or a recovery
     scenario whose robot lacks the scenario's hidden preconditions; "" = the built-in set.

@@ -16,7 +16,6 @@ every plan after a restart.
 from __future__ import annotations
 
 import json
-import threading
 import time
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
@@ -24,7 +23,7 @@ from rclpy.node import Node
 
 from affplan_ros.core.memory import Memory
 from affplan_ros.nodes.base import (call_service, declare, declare_agents, declare_capabilities, declare_knowledge,
-                                    declare_llm, make_language_backend, require, run_node)
+                                    declare_llm, load_robot_model, make_language_backend, require, run_node, WarmUp)
 from affplan_ros.nodes.convert_memory import steps_to_msg
 from affplan_ros.msg import Plan
 from affplan_ros.srv import GetMemory, PlanTask
@@ -52,43 +51,31 @@ class PlanningNode(Node):
         self._oam_file = oam_file
         self._memory = self.create_client(GetMemory, memory_service, callback_group=ReentrantCallbackGroup())
         self.create_service(PlanTask, "plan_task", self._on_plan, callback_group=MutuallyExclusiveCallbackGroup())
-        self._ready = threading.Event()
-        self._warm_error = self._llm_problem = ""
+        self._llm_problem = ""
         self.goal_loop = None
-        threading.Thread(target=self._warm_up, name="planning-warm-up", daemon=True).start()
+        self._warm = WarmUp(self, self._warm_up)
 
     def _warm_up(self) -> None:
         """Load the planner, Prolog and the LLM client off the start-up path."""
-        try:
-            from affplan_ros.core.goal_loop import GoalLoop
-            from affplan_ros.core.oam import load_oam
-            from affplan_ros.llm.prompting import GoalPromptBuilder
+        from affplan_ros.core.goal_loop import GoalLoop
+        from affplan_ros.llm.prompting import GoalPromptBuilder
 
-            from affplan_ros.core.recovery.belief import Domain
+        self.oam, self.domain = load_robot_model(self._oam_file, self.capabilities)
+        checker = None
+        if self.semantic:
+            from affplan_ros.core.semantic_check import SemanticChecker
 
-            self.oam = load_oam(self._oam_file or None)
-            self.domain = Domain.default(self.oam, self.capabilities)  # the robot's model, before learning
-            checker = None
-            if self.semantic:
-                from affplan_ros.core.semantic_check import SemanticChecker
-
-                checker = SemanticChecker()
-            backend, why = make_language_backend(self.llm_config, self.oam)
-            self._llm_problem = why
-            self.goal_loop = GoalLoop(backend.model, GoalPromptBuilder(), checker, max_rounds=self.goal_rounds) \
-                if backend else None
-            self.get_logger().info(f"planning: language backend: {backend.label if backend else why}")
-            import affplan_ros.core.planner  # noqa: F401 - Fast Downward's modules, now rather than at the first task
-        except Exception as exc:  # noqa: BLE001 - reported with every request
-            self._warm_error = f"{type(exc).__name__}: {exc}"
-            self.get_logger().error(f"planning cannot work: {self._warm_error}")
-        finally:
-            self._ready.set()
+            checker = SemanticChecker()
+        backend, why = make_language_backend(self.llm_config, self.oam)
+        self._llm_problem = why
+        self.goal_loop = GoalLoop(backend.model, GoalPromptBuilder(), checker, max_rounds=self.goal_rounds) \
+            if backend else None
+        self.get_logger().info(f"planning: language backend: {backend.label if backend else why}")
+        import affplan_ros.core.planner  # noqa: F401 - Fast Downward's modules, now rather than at the first task
 
     def _on_plan(self, request, response):
         t0 = time.monotonic()
-        self._ready.wait(60.0)
-        problem = self._warm_error or (self._llm_problem if self.goal_loop is None else "")
+        problem = self._warm.wait(60.0) or (self._llm_problem if self.goal_loop is None else "")
         if problem:
             response.success, response.message = False, f"planning is not available: {problem}"
             return response

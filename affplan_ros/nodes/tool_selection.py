@@ -41,8 +41,8 @@ from affplan_ros.core.failure import Failure, FailureCode
 from affplan_ros.core.memory import Memory
 from affplan_ros.msg import Plan
 from affplan_ros.nodes.base import (FutureWait, absolute_name, call_service, declare, declare_agents, declare_capabilities,
-                                    declare_knowledge, declare_llm, make_language_backend, require, run_node,
-                                    wait_for_action)
+                                    declare_knowledge, declare_llm, load_robot_model, make_language_backend, require, run_node,
+                                    wait_for_action, WarmUp)
 from affplan_ros.nodes.convert import failure_from_msg, step_text
 from affplan_ros.nodes.convert_memory import observation_from_msg, steps_from_msg, steps_to_msg
 from affplan_ros.srv import AskHuman, Command, GetMemory, Observe, PlanTask, UpdateMemory
@@ -100,28 +100,17 @@ class ToolSelectionNode(Node):
                                     callback_group=ReentrantCallbackGroup())
         self.create_service(Command, "command", self._on_command, callback_group=ReentrantCallbackGroup())
         self.llm, self.oam, self._problem = None, None, "still starting"
-        self._ready = threading.Event()
         self._oam_file = oam_file
-        threading.Thread(target=self._warm_up, name="tool-selection-warm-up", daemon=True).start()
+        self._warm = WarmUp(self, self._warm_up)
 
     def _warm_up(self) -> None:
-        try:
-            from affplan_ros.core.oam import load_oam
-            import affplan_ros.llm.loop_factory  # noqa: F401 - the loop's modules, before the first task
+        import affplan_ros.core.planner  # noqa: F401 - learning replans here (Fast Downward)
+        import affplan_ros.llm.loop_factory  # noqa: F401 - the loop's modules, before the first task
 
-            from affplan_ros.core.recovery.belief import Domain
-            import affplan_ros.core.planner  # noqa: F401 - learning replans here (Fast Downward)
-
-            self.oam = load_oam(self._oam_file or None)
-            self.domain = Domain.default(self.oam, self.capabilities)  # the robot's model, before learning
-            backend, self._problem = make_language_backend(self.llm_config, self.oam)
-            self.llm = backend.model if backend else None
-            self.get_logger().info(f"tool selection: language backend: {backend.label if backend else self._problem}")
-        except Exception as exc:  # noqa: BLE001 - reported with every task
-            self._problem = f"{type(exc).__name__}: {exc}"
-            self.get_logger().error(f"tool selection cannot work: {self._problem}")
-        finally:
-            self._ready.set()
+        self.oam, self.domain = load_robot_model(self._oam_file, self.capabilities)
+        backend, self._problem = make_language_backend(self.llm_config, self.oam)
+        self.llm = backend.model if backend else None
+        self.get_logger().info(f"tool selection: language backend: {backend.label if backend else self._problem}")
 
     # -- ExecuteTask -------------------------------------------------------------------------
     def _on_goal(self, goal) -> GoalResponse:
@@ -242,9 +231,9 @@ class TaskRun:
         t0 = self.t0 = time.monotonic()
         request = self.gh.request
         node = self.node
-        node._ready.wait(60.0)
+        warm_error = node._warm.wait(60.0)
         self.log.info(f"task {request.task!r}")
-        problem = self.fetch_memory() or (node._problem if node.llm is None else "")
+        problem = self.fetch_memory() or warm_error or (node._problem if node.llm is None else "")
         if problem:
             return self.finish(False, "error", f"cannot start the task: {problem}", t0)
         if request.plan_only:

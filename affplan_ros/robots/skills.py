@@ -169,12 +169,15 @@ class RobotSkillsNode(Node):
             self.holding[hand] = goal.object
         return failure
 
+    def _not_holding(self, obj: str, what: str) -> Failure:
+        return Failure(FailureCode.PRECONDITION, what, f"{what} failed", f"{self.robot_name} does not hold {obj}",
+                       f"grasp {obj} first", recoverable=True)
+
     def _place(self, goal, cancel) -> Optional[Failure]:
         what = f"place {goal.object} {goal.relation or 'on'} {goal.target}"
         hand = self._hand_with(goal.object)
         if hand is None:
-            return Failure(FailureCode.PRECONDITION, what, f"{what} failed", f"{self.robot_name} does not hold {goal.object}",
-                           f"grasp {goal.object} first", recoverable=True)
+            return self._not_holding(goal.object, what)
         pose = self._pose(goal.target, goal.target_pose)
         if pose is None:
             return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"no pose for {goal.target}",
@@ -214,8 +217,7 @@ class RobotSkillsNode(Node):
         what = f"hand {goal.object} to {goal.receiver}"
         hand = self._hand_with(goal.object)
         if hand is None:
-            return Failure(FailureCode.PRECONDITION, what, f"{what} failed", f"{self.robot_name} does not hold {goal.object}",
-                           f"grasp {goal.object} first", recoverable=True)
+            return self._not_holding(goal.object, what)
         pose = Pose.from_msg(goal.handover_pose[0]) if goal.handover_pose else self.handover_pose
         failure = self._steps(what, cancel,
                               lambda: self.arm.move_to(self.groups[hand], pose, self.links[hand], cancel),
