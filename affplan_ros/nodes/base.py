@@ -70,7 +70,10 @@ def run_node(factory: Callable[[], Node] | Sequence[Callable[[], Node]], args: S
         executor = MultiThreadedExecutor(num_threads=threads)
         for node in nodes:
             executor.add_node(node)
-        print(READY_LINE, flush=True)
+        # One write: the ROS logger writes to the same pipe from its own threads, and a READY
+        # glued to a log line ("READY[ERROR] ...") is not seen by the parent.
+        sys.stdout.write(READY_LINE + "\n")
+        sys.stdout.flush()
         try:
             executor.spin()
         except (KeyboardInterrupt, ExternalShutdownException):
