@@ -41,6 +41,7 @@ BENCHMARKS = [
     ("perception", "detector inference and OAD time per frame on drawn camera images (CPU)", 6),
     ("recovery", "failure recovery: LASP and CoPAL cases", 7),
     ("tokens", "prompt and completion tokens per prompt kind", 8),
+    ("faults", "tasks on the sim suite while nodes are killed and input goes bad: hung, failed, facts lost", 13),
 ]
 
 
@@ -122,7 +123,9 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("up", help="bring the node suite up on this machine",
                        description="Start every node of a robot's launch file (launch/<robot>.launch.xml) as a separate "
                                    "process, with the same executables, parameters and remappings `ros2 launch` would use, "
-                                   "and print the measured time until all are ready. Ctrl-C stops them all. Without an "
+                                   "and print the measured time until all are ready. Ctrl-C, SIGTERM or SIGHUP stops them "
+                                   "all (SIGINT to each node, SIGKILL after 10 s; exit status 0), and a node whose "
+                                   "`affplan up` was killed exits by itself. Without an "
                                    "LLM endpoint (AFFPLAN_LLM_BASE_URL) the nodes' language backend is the offline "
                                    "instruction interpreter, which declines what it does not understand.",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -137,11 +140,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("ask", help="send a task to a running suite and watch it",
                        description="Send a task through the ExecuteTask action and show each round, the plan and every step "
-                                   "live. When the plan needs the person, or an alternative object needs your consent, the "
+                                   "live. When the plan needs the person, an alternative object needs your consent, or the "
+                                   "suite asks you to approve a plan before the robot moves (parameter approval), the "
                                    "question appears here: type the answer (or use --yes / --no). Ctrl-C cancels the task.")
     p.add_argument("task", help='the task in your words, e.g. "bring me an apple"')
     p.add_argument("--plan-only", action="store_true", help="plan and report without moving the robot")
-    p.add_argument("--yes", action="store_true", help="answer every question of the robot with yes")
+    p.add_argument("--yes", action="store_true", help="answer every question of the robot with yes (plans included)")
     p.add_argument("--no", action="store_true", help="answer every question of the robot with no")
     p.add_argument("--timeout", type=float, default=600.0, help="give up waiting after this many seconds (default: %(default)s)")
     p.set_defaults(func=_cmd_ask)

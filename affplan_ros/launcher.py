@@ -1,23 +1,31 @@
 """Start node executables as child processes and wait until each says it is ready.
 
 Used by ``affplan demo``/``affplan up`` (where ``ros2 launch`` is absent) and by the tests.
-Nodes print ``READY`` on stdout when constructed (see ``nodes/base.py``).
+Nodes print ``READY`` on stdout when constructed (see ``nodes/base.py``). Every child learns
+its parent's pid (``PARENT_PID_ENV``) and exits when that parent is gone, even if it was killed.
 """
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import subprocess
 import sys
 import threading
 import time
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 READY_LINE = "READY"  # printed by every node once it is up (nodes/base.py)
+# The pid of the process that started a node; run_node watches it (nodes/base.py).
+PARENT_PID_ENV = "AFFPLAN_PARENT_PID"
 
 
 class NodeStartError(RuntimeError):
     pass
+
+
+class StartCancelled(NodeStartError):
+    """Waiting for READY was given up because the caller was asked to stop."""
 
 
 class NodeProcess:
@@ -32,7 +40,7 @@ class NodeProcess:
         self._on_line = on_line
         self.proc = subprocess.Popen(
             self.argv, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-            env={**os.environ, **(env or {})}, start_new_session=True,
+            env={**os.environ, **(env or {}), PARENT_PID_ENV: str(os.getpid())}, start_new_session=True,
         )
         self._ready = threading.Event()
         self.ready_seconds: float | None = None   # from start to READY
@@ -41,10 +49,13 @@ class NodeProcess:
         if wait:
             self.wait_ready(ready_timeout)
 
-    def wait_ready(self, timeout: float = 30.0) -> float:
-        """Seconds from start to READY; stops the process and raises NodeStartError if it is not."""
+    def wait_ready(self, timeout: float = 30.0, cancel: Callable[[], bool] | None = None) -> float:
+        """Seconds from start to READY; stops the process and raises NodeStartError if it is not.
+        ``cancel()`` true: StartCancelled at once, the process left to the caller to stop."""
         deadline = self._started + timeout
         while not self._ready.wait(0.05):
+            if cancel is not None and cancel():
+                raise StartCancelled(f"{self.name}: stopped while starting")
             if self.proc.poll() is not None or time.monotonic() > deadline:
                 break
         if not self._ready.is_set():
@@ -63,17 +74,74 @@ class NodeProcess:
                 self.ready_seconds = time.monotonic() - self._started
                 self._ready.set()
             elif self._on_line is not None:
-                self._on_line(line)
+                try:
+                    self._on_line(line)
+                except Exception:  # noqa: BLE001 - e.g. our stdout is gone (SIGHUP): keep draining the pipe
+                    self._on_line = None
+
+    def interrupt(self) -> None:
+        """Ask the node to shut down (SIGINT, as Ctrl-C would) without waiting."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.send_signal(signal.SIGINT)
+            except ProcessLookupError:
+                pass
+
+    def kill(self) -> None:
+        """SIGKILL the node and whatever it started (its own session: process group = its pid)."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            except OSError:
+                self.proc.kill()
 
     def stop(self, timeout: float = 10.0) -> int:
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait(5)
-        return self.proc.returncode
+        """SIGINT, then SIGKILL after ``timeout`` s; the exit code."""
+        return stop_all([self], timeout)[self.name]
+
+
+def stop_all(processes: Iterable[NodeProcess], timeout: float = 10.0) -> dict[str, int]:
+    """Interrupt every process at once, wait for all of them together at most ``timeout`` s,
+    then kill what is left; exit codes by name (negative: the signal that ended it)."""
+    processes = list(processes)
+    for proc in processes:
+        proc.interrupt()
+    deadline = time.monotonic() + timeout
+    for proc in processes:
+        try:
+            proc.proc.wait(max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    for proc in processes:
+        try:
+            proc.proc.wait(5)
+        except subprocess.TimeoutExpired:  # unkillable (e.g. stuck in the kernel): report, go on
+            pass
+    return {proc.name: proc.proc.returncode for proc in processes}
+
+
+_params_dir: str | None = None
+_params_lock = threading.Lock()
+
+
+def params_dir() -> str:
+    """This process's private folder for parameter files (mode 0700, created on first use,
+    removed at exit): a shared folder would let another user plant a file a node then reads."""
+    global _params_dir
+    with _params_lock:
+        if _params_dir is None or not os.path.isdir(_params_dir):
+            import tempfile
+
+            _params_dir = tempfile.mkdtemp(prefix="affplan_params_")
+            atexit.register(_remove_dir, _params_dir, os.getpid())
+        return _params_dir
+
+
+def _remove_dir(folder: str, owner: int) -> None:
+    import shutil
+
+    if os.getpid() == owner:  # not from a forked child that inherited our atexit hooks
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def params_file_for(full_name: str, params: dict) -> str:
@@ -82,7 +150,8 @@ def params_file_for(full_name: str, params: dict) -> str:
     What ``ros2 launch`` does with ``<param name value>``: a node-specific section in a file
     passed after the others wins over every earlier file, while a ``-p`` override would lose to
     a ``/**/name`` section of a parameter file. String values are read as YAML (``"0.25"`` is
-    a number), like ``-p``. Files are named by content, so repeated starts reuse them."""
+    a number), like ``-p``. Files live in :func:`params_dir`, named by content, so repeated
+    starts from this process reuse them; each is written whole before it appears (atomic)."""
     import hashlib
     import tempfile
 
@@ -90,14 +159,17 @@ def params_file_for(full_name: str, params: dict) -> str:
 
     values = {k: (yaml.safe_load(v) if isinstance(v, str) and v.strip() else v) for k, v in params.items()}
     text = yaml.safe_dump({full_name: {"ros__parameters": values}}, sort_keys=True)
-    folder = os.path.join(tempfile.gettempdir(), "affplan_params")
-    os.makedirs(folder, exist_ok=True)
+    folder = params_dir()
     path = os.path.join(folder, hashlib.sha1(text.encode()).hexdigest()[:16] + ".yaml")
     if not os.path.exists(path):
-        tmp = f"{path}.{os.getpid()}"
-        with open(tmp, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
+        fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            os.unlink(tmp)
+            raise
     return path
 
 

@@ -3,19 +3,25 @@
 What ``ros2 launch affplan_ros <robot>.launch.xml`` does on a ROS 2 install, for machines
 without the launch package: the launch file is read (``launch_xml``), every node it describes
 is started with the same executable, parameters and remappings, and the suite is ready when
-every node has said so. Ctrl-C stops them all (SIGINT, then a kill after 10 s).
+every node has said so. Ctrl-C, SIGTERM and SIGHUP stop them all (SIGINT to every node, then a
+kill of what still runs 10 s later); a node whose ``affplan up`` was killed stops by itself
+(``nodes/base.py`` watches its parent).
 """
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Mapping, Optional, Sequence
 
 ROBOTS = ("sim", "tiago", "armar")
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+STOP_TIMEOUT_S = 10.0   # from the stop request to SIGKILL of the nodes still running
 
 
 def launch_file(robot: str) -> Path:
@@ -35,11 +41,11 @@ class Suite:
     processes: list = field(default_factory=list)
     seconds: float = 0.0                # from the first start to the last READY
 
-    def stop(self) -> dict[str, int]:
-        codes = {}
-        for proc in reversed(self.processes):
-            codes[proc.name] = proc.stop()
-        return codes
+    def stop(self, timeout: float = STOP_TIMEOUT_S) -> dict[str, int]:
+        """Stop every node at once (last started first); exit codes by name."""
+        from affplan_ros.launcher import stop_all
+
+        return stop_all(reversed(self.processes), timeout)
 
     def dead(self) -> list:
         return [p for p in self.processes if p.proc.poll() is not None]
@@ -55,12 +61,14 @@ def start_suite(robot: str = "sim", launch_args: Optional[Mapping[str, str]] = N
                 env: Optional[Mapping[str, str]] = None, on_line: Optional[Callable[[str, str], None]] = None,
                 ready_timeout: float = 60.0, launch_path: Optional[Path] = None,
                 single_process: bool = False, nodes: Optional[Sequence[str]] = None,
-                shared_params: Optional[Mapping[str, str]] = None) -> Suite:
+                shared_params: Optional[Mapping[str, str]] = None,
+                cancel: Optional[Callable[[], bool]] = None) -> Suite:
     """Start every node of the robot's launch file at once and wait until all are ready
     (``single_process``: all of them composed in one process; ``nodes``: only these;
-    ``shared_params``: given to every node, over the parameter file)."""
+    ``shared_params``: given to every node, over the parameter file). ``cancel()`` true:
+    everything started is stopped and StartCancelled raised."""
     from affplan_ros.launch_xml import LaunchError, parse_launch, single_process_argv
-    from affplan_ros.launcher import NodeProcess, NodeStartError
+    from affplan_ros.launcher import NodeProcess, StartCancelled
 
     description = parse_launch(launch_path or launch_file(robot), launch_args)
     if nodes is not None:
@@ -73,17 +81,21 @@ def start_suite(robot: str = "sim", launch_args: Optional[Mapping[str, str]] = N
     suite = Suite(description)
     started = time.monotonic()
     try:
+        if cancel is not None and cancel():
+            raise StartCancelled("stopped before starting")
         if single_process:
             callback = (lambda line: on_line("suite", line)) if on_line else None
             suite.processes.append(NodeProcess(single_process_argv(description), env=dict(env or {}), name="suite",
                                                wait=False, on_line=callback))
         for node in [] if single_process else description.nodes:
+            if cancel is not None and cancel():
+                raise StartCancelled(f"stopped while starting {node.name}")
             callback = (lambda line, name=node.name: on_line(name, line)) if on_line else None
             suite.processes.append(NodeProcess(node.argv(), env=dict(env or {}), name=node.name, wait=False,
                                                on_line=callback))
         for proc in suite.processes:
-            proc.wait_ready(ready_timeout)
-    except (NodeStartError, OSError):
+            proc.wait_ready(ready_timeout, cancel)
+    except BaseException:  # whatever went wrong, no node is left running
         suite.stop()
         raise
     suite.seconds = time.monotonic() - started
@@ -112,9 +124,74 @@ def scenario_params(scenario: Path) -> dict[str, str]:
     return {"capabilities_file": str(scenario)} if is_recovery_scenario(scenario) else {}
 
 
+class StopSignal(BaseException):
+    """A stop signal arrived before any node was started (nothing to clean up)."""
+
+
+class StopRequest:
+    """SIGINT, SIGTERM and SIGHUP as one request to stop, for ``affplan up`` (main thread only).
+
+    The handler never interrupts the starting or stopping of nodes (an exception raised between
+    two lines there could leave a node running): it only records the signal, which those loops
+    poll (:meth:`requested`; no lock or Event: the handler runs in the thread it interrupts).
+    Before anything is started (``raise_now``) it raises StopSignal to end at once. Later
+    signals change nothing: the stop under way finishes."""
+
+    def __init__(self) -> None:
+        self.signum = 0
+        self.raise_now = True
+        self._previous: dict[int, object] = {}
+
+    def __enter__(self) -> "StopRequest":
+        if threading.current_thread() is threading.main_thread():
+            for sig in STOP_SIGNALS:
+                self._previous[sig] = signal.signal(sig, self._handle)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self._previous.items():
+            signal.signal(sig, handler)
+
+    def requested(self) -> bool:
+        return self.signum != 0
+
+    def _handle(self, signum: int, frame) -> None:
+        if self.signum:
+            return
+        self.signum = signum
+        if self.raise_now:
+            raise StopSignal(signum)
+
+    @property
+    def name(self) -> str:
+        return signal.Signals(self.signum).name if self.signum else "stop"
+
+
+def _say(text: str, *, err: bool = False) -> None:
+    """Print, but never fail: after SIGHUP the terminal may be gone, and stopping must go on."""
+    try:
+        print(text, file=sys.stderr if err else sys.stdout, flush=True)
+    except (OSError, ValueError):
+        pass
+
+
 def run_up(args: argparse.Namespace) -> int:
+    """``affplan up``: start the suite, report, run until a node exits (1) or a stop is asked (0).
+
+    SIGINT (Ctrl-C), SIGTERM and SIGHUP are a requested stop: every node gets SIGINT, what still
+    runs ``STOP_TIMEOUT_S`` later is killed, and the exit status is 0. The handlers live only
+    while this runs."""
+    with StopRequest() as stop:
+        try:
+            return _run_up(args, stop)
+        except StopSignal:
+            _say(f"affplan up: {stop.name} received, nothing started")
+            return 0
+
+
+def _run_up(args: argparse.Namespace, stop: StopRequest) -> int:
     from affplan_ros.launch_xml import LaunchError
-    from affplan_ros.launcher import NodeStartError
+    from affplan_ros.launcher import NodeStartError, StartCancelled
     from affplan_ros.llm.config import CONFIGURE_HELP
 
     dds_defaults()
@@ -141,34 +218,38 @@ def run_up(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(f"[{name}] {line.rstrip()}", flush=True)
 
+    if shared:
+        print("robot model: the scenario's robot, without its hidden preconditions (capabilities_file)", flush=True)
+    stop.raise_now = False  # from here on nodes run: a signal is polled, never raised
     try:
-        if shared:
-            print("robot model: the scenario's robot, without its hidden preconditions (capabilities_file)", flush=True)
         suite = start_suite(args.robot, launch_args, on_line=echo, single_process=args.single_process,
-                            shared_params=shared)
+                            shared_params=shared, cancel=stop.requested)
+    except StartCancelled:
+        _say(f"affplan up: {stop.name} received while starting; suite stopped")
+        return 0
     except (LaunchError, NodeStartError) as exc:
-        print(f"affplan up: {exc}", file=sys.stderr)
+        _say(f"affplan up: {exc}", err=True)
         return 1
-    parts = ", ".join(f"{p.name} {p.ready_seconds:.1f} s" for p in suite.processes)
-    namespace = suite.description.args.get("namespace", ("affplan", ""))[0]
-    nodes = len(suite.description.nodes)
-    how = "in one process" if args.single_process else f"separate processes: {parts}"
-    print(f"suite ready in {suite.seconds:.1f} s ({nodes} nodes, {how})", flush=True)
-    print(f"send a task: affplan ask \"...\"   (namespace /{namespace.strip('/')}, "
-          f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}); Ctrl-C stops the suite", flush=True)
     reported: set[str] = set()
     try:
-        while len(reported) < len(suite.processes):
+        parts = ", ".join(f"{p.name} {p.ready_seconds:.1f} s" for p in suite.processes)
+        namespace = suite.description.args.get("namespace", ("affplan", ""))[0]
+        nodes = len(suite.description.nodes)
+        how = "in one process" if args.single_process else f"separate processes: {parts}"
+        _say(f"suite ready in {suite.seconds:.1f} s ({nodes} nodes, {how})")
+        _say(f"send a task: affplan ask \"...\"   (namespace /{namespace.strip('/')}, "
+             f"ROS_DOMAIN_ID={os.environ.get('ROS_DOMAIN_ID', '0')}); Ctrl-C stops the suite")
+        while len(reported) < len(suite.processes) and not stop.requested():
+            time.sleep(0.3)
             for proc in suite.dead():
                 if proc.name not in reported:
                     reported.add(proc.name)
-                    print(f"affplan up: node {proc.name} exited with code {proc.proc.returncode}", flush=True)
-            time.sleep(0.3)
-        return 1
-    except KeyboardInterrupt:
-        print("stopping the suite ...", flush=True)
+                    _say(f"affplan up: node {proc.name} exited with code {proc.proc.returncode}")
+        if not stop.requested():
+            return 1
+        _say(f"stopping the suite ({stop.name}) ...")
         return 0
     finally:
         codes = suite.stop()
         bad = {n: c for n, c in codes.items() if c not in (0, None) and n not in reported}
-        print("suite stopped" + (f" (exit codes: {bad})" if bad else ""), flush=True)
+        _say("suite stopped" + (f" (exit codes: {bad})" if bad else ""))

@@ -161,12 +161,33 @@ class SuiteClient:
             return None, f"no service answers at {self.name(relative)}"
         return call_service(client, request, timeout, wait_s=min(timeout, 5.0), node=self.node)
 
+    @staticmethod
+    def _send_goal(client, goal, on_feedback, timeout: float = 15.0):
+        """The goal's handle (accepted or not), or None when no answer came. A goal that reaches
+        a just-restarted server before it has discovered us is lost without a word: after 3 s
+        of silence it goes out once more (a second copy is refused as busy if the first arrived)."""
+        from affplan_ros.nodes.base import FutureWait
+
+        deadline = time.monotonic() + timeout
+        waits = [FutureWait(client.send_goal_async(goal, feedback_callback=on_feedback))]
+        resent = False
+        while time.monotonic() < deadline:
+            done = [w.future.result() for w in waits if w.future.done()]
+            accepted = [h for h in done if h is not None and h.accepted]
+            if accepted or (done and all(w.future.done() for w in waits)):
+                return accepted[0] if accepted else done[0]
+            if not resent and time.monotonic() > deadline - timeout + 3.0:
+                waits.append(FutureWait(client.send_goal_async(goal, feedback_callback=on_feedback)))
+                resent = True
+            time.sleep(0.05)
+        return None
+
     def run_task(self, task: str, say: Transcript, *, person: Optional[Person] = None, plan_only: bool = False,
                  max_rounds: int = 0, timeout: float = 600.0, wait_s: float = 5.0,
                  interrupted: Callable[[], bool] = lambda: False) -> Optional[TaskOutcome]:
         """Send ``task`` and print its progress; None (after saying why) when no suite answers."""
         from affplan_ros.action import ExecuteTask
-        from affplan_ros.nodes.base import FutureWait
+        from affplan_ros.nodes.base import FutureWait, ServerWatch
         from affplan_ros.srv import AskHuman
 
         name = self.name("execute_task")
@@ -186,17 +207,24 @@ class SuiteClient:
 
         try:
             say("task", repr(task))
-            sent = FutureWait(client.send_goal_async(ExecuteTask.Goal(task=task, plan_only=plan_only, max_rounds=max_rounds),
-                                                     feedback_callback=on_feedback))
-            if sent.until(time.monotonic() + 15.0) != "done":
+            goal = ExecuteTask.Goal(task=task, plan_only=plan_only, max_rounds=max_rounds)
+            handle = self._send_goal(client, goal, on_feedback)
+            if handle is None:
                 say("error", f"no answer from {name} within 15 s")
                 return None
-            if not sent.future.result().accepted:
+            if not handle.accepted:
                 say("error", "the suite refused the task: it is busy with another one")
                 return None
-            handle = sent.future.result()
             finished = FutureWait(handle.get_result_async())
-            outcome = finished.until(time.monotonic() + timeout, interrupted)
+            suite = ServerWatch(self.node, name)
+            outcome = finished.until(time.monotonic() + timeout, lambda: interrupted() or suite.gone())
+            if outcome == "stopped" and not interrupted():
+                from action_msgs.msg import GoalStatus
+
+                why = (f"the suite's task server at {name} stopped during the task (its node exited or was "
+                       "restarted): how far the task got is unknown; `affplan memory` shows what the robot knows")
+                say("error", why)
+                return TaskOutcome(GoalStatus.STATUS_ABORTED, ExecuteTask.Result(stop_reason="error", message=why))
             by_user = outcome == "stopped"
             if outcome != "done":
                 say("cancel", "canceling the task ..." if by_user else f"no result within {timeout:g} s; canceling")

@@ -11,9 +11,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 # Every DDS participant in the tests stays on this machine and in a domain of its own, so two
-# test runs (or a running suite) on one machine never see each other.
+# test runs (or a running suite) on one machine never see each other; each test module gets a
+# domain of its own too (below), so nothing a module left running can reach the next one.
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.setdefault("ROS_DOMAIN_ID", str(10 + os.getpid() % 90))
+_FIRST_DOMAIN = int(os.environ["ROS_DOMAIN_ID"])
+_module_domains: dict[str, int] = {}
 # The tests kill nodes on purpose (restarts, a skill server down). A Fast DDS shared-memory
 # segment left by a killed participant can crash the next participant that opens it (a node
 # exited with SIGSEGV at start once in CI; ros2/launch_ros#562, ros2/rmw_fastrtps#860), so the
@@ -52,3 +55,16 @@ def shared_datasets() -> Path:
     if found is None:
         pytest.skip("../shared/datasets (original AutoGPT+P data) is absent on this machine")
     return found
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _ros_domain_per_module(request):
+    """A ROS domain per test module (0-101 are the ids safe on Linux): nodes a failed module
+    left behind, or its latched topics, are never seen by the next module's nodes."""
+    name = request.module.__name__
+    domain = _module_domains.setdefault(name, 1 + (_FIRST_DOMAIN + 37 * len(_module_domains)) % 101)
+    before = os.environ["ROS_DOMAIN_ID"]
+    os.environ["ROS_DOMAIN_ID"] = str(domain)
+    yield domain
+    os.environ["ROS_DOMAIN_ID"] = before
+

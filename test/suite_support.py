@@ -7,6 +7,18 @@ from pathlib import Path
 from typing import Optional
 
 
+# A small kitchen (a scenario file's content): banana and cup on the table, an empty counter,
+# an apple on the stove the robot has not looked at yet.
+STOVE_KITCHEN = {
+    "description": "A kitchen: banana and cup on the table, an empty counter, an apple on the unexplored stove.",
+    "objects": ["table:0", "counter:0", "stove:0", "cup:0", "banana:0", "apple:0", "human:0", "robot:0"],
+    "relations": ["on cup:0 table:0", "on banana:0 table:0", "on apple:0 stove:0", "at robot:0 table:0",
+                  "at human:0 table:0"],
+    "locations": {"table0": ["table:0", "cup:0", "banana:0"], "counter0": ["counter:0"], "stove0": ["stove:0", "apple:0"]},
+    "explored": ["table0", "counter0"],
+}
+
+
 @contextmanager
 def scripted_suite(tmp: Path, scenario: Path, script: dict, *, parameters: Optional[dict] = None,
                    time_scale: str = "0.25", log_level: str = "warn"):
@@ -26,6 +38,10 @@ def scripted_suite(tmp: Path, scenario: Path, script: dict, *, parameters: Optio
     params = yaml.safe_load((share_dir() / "config" / "sim.yaml").read_text())
     # Nothing learned is kept unless a test names a knowledge file (never the user's own).
     params["/**"]["ros__parameters"].update({"knowledge_file": "", **(parameters or {})})
+    for section, values in params.items():  # the test's values win over a node's own section too
+        if section != "/**":
+            for key in parameters or {}:
+                values["ros__parameters"].pop(key, None)
     (tmp / "params.yaml").write_text(yaml.safe_dump(params))
     server = FakeChatServer(ScriptedTasks.from_mapping(script, "test script"), model="scripted").start()
     # Every answer from the script: no offline fast path in between.

@@ -11,6 +11,7 @@ actionable message, because the message is fed back to the LLM verbatim.
 """
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Iterable, Sequence, Union
@@ -205,6 +206,19 @@ def is_unsupported_head(head: str) -> bool:
     return head.lower() in _UNSUPPORTED_ADVICE or head.lower() in _NUMERIC_HEADS
 
 
+MAX_GOAL_DEPTH = 64  # nesting of a goal; deeper ones are refused before the recursive passes overflow
+
+
+def _depth(expr: SExpr) -> int:
+    deepest, todo = 0, [(expr, 1)]
+    while todo:
+        e, d = todo.pop()
+        if not isinstance(e, str):
+            deepest = max(deepest, d)
+            todo.extend((c, d + 1) for c in e)
+    return deepest
+
+
 def build_goal(expr: SExpr) -> Goal:
     """Turn an s-expression into a goal AST.
 
@@ -212,6 +226,17 @@ def build_goal(expr: SExpr) -> Goal:
     as written and checked against the signature later.  ``(not <atom>)`` becomes a
     negated :class:`Literal` directly so that the AST has one spelling per goal.
     """
+    depth = _depth(expr)
+    if depth > MAX_GOAL_DEPTH:
+        raise GoalError(
+            GoalErrorKind.TOO_COMPLEX,
+            f"The goal nests {depth} levels of parentheses (at most {MAX_GOAL_DEPTH}); write it as one "
+            "(and ...) or (or ...) of predicates, e.g. (and (on cup0 table0) (in apple0 bowl0)).",
+        )
+    return _build_goal(expr)
+
+
+def _build_goal(expr: SExpr) -> Goal:
     if isinstance(expr, str):
         raise GoalError(
             GoalErrorKind.MALFORMED,
@@ -235,7 +260,7 @@ def build_goal(expr: SExpr) -> Goal:
                 f"`({head})` contains nothing: '{low}' needs at least one predicate, "
                 "e.g. (and (on cup0 table0)).",
             )
-        children = tuple(build_goal(c) for c in expr[1:])
+        children = tuple(_build_goal(c) for c in expr[1:])
         return And(children) if low == "and" else Or(children)
     if low == "not":
         if len(expr) != 2:
@@ -243,7 +268,7 @@ def build_goal(expr: SExpr) -> Goal:
                 GoalErrorKind.MALFORMED,
                 f"`{render_sexpr(expr)}`: 'not' takes exactly one expression, e.g. (not (on cup0 table0)).",
             )
-        child = build_goal(expr[1])
+        child = _build_goal(expr[1])
         if isinstance(child, Literal) and not child.negated:
             return child.negate()
         return Not(child)
@@ -279,21 +304,58 @@ def build_goal(expr: SExpr) -> Goal:
 _WRAPPER_RE = re.compile(r"\(\s*:?goal\b\s*:?", re.IGNORECASE)
 _FENCE_RE = re.compile(r"```[^\n`]*\n(.*?)```", re.DOTALL)
 _BARE_CONNECTIVE_RE = re.compile(r"(?<![\w(-])(and|or|not)\s*\(", re.IGNORECASE)
+_PAREN_RE = re.compile(r"[()]")
+_HEAD_RE = re.compile(r"\(\s*([^\s()]+)")
+_NAME_RE = re.compile(r"[a-z][\w-]*")
+_STRIPPED = "() "   # what the prose check strips from a candidate's ends
+
+
+def _balanced_ends(text: str) -> dict[int, int]:
+    """For every '(' of ``text``, the index just past the ')' that closes it (comments ignored);
+    an unclosed '(' is missing. One pass: a scan per '(' made extraction quadratic."""
+    clean = _strip_comments(text)
+    ends: dict[int, int] = {}
+    stack: list[int] = []
+    for m in _PAREN_RE.finditer(clean):
+        if m.group() == "(":
+            stack.append(m.start())
+        elif stack:
+            ends[stack.pop()] = m.end()
+    if len(ends) + len(stack) < text.count("("):
+        ends.update(_commented_ends(text, clean))
+    return ends
+
+
+def _commented_ends(text: str, clean: str) -> dict[int, int]:
+    """For a '(' inside a comment, what counting parentheses from there gives: the end of the
+    first ')' after it that brings the depth back to the depth before it."""
+    opens: list[tuple[int, int]] = []   # (position of a commented '(', depth before it)
+    closes: list[tuple[int, int]] = []  # (position of a ')', depth after it)
+    depth = 0
+    for m in _PAREN_RE.finditer(text):
+        i = m.start()
+        if clean[i] == "(":
+            depth += 1
+        elif clean[i] == ")":
+            depth -= 1
+            closes.append((i, depth))
+        else:
+            opens.append((i, depth))
+    ends: dict[int, int] = {}
+    nearest: dict[int, int] = {}        # depth -> end of the nearest ')' right of the current '('
+    k = len(closes) - 1
+    for i, before in reversed(opens):
+        while k >= 0 and closes[k][0] > i:
+            nearest[closes[k][1]] = closes[k][0] + 1
+            k -= 1
+        if before in nearest:
+            ends[i] = nearest[before]
+    return ends
 
 
 def _balanced_end(text: str, open_pos: int) -> int | None:
     """Index just past the ')' matching the '(' at ``open_pos``; None if never closed."""
-    depth = 0
-    clean = _strip_comments(text)
-    for i in range(open_pos, len(clean)):
-        c = clean[i]
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-            if depth == 0:
-                return i + 1
-    return None
+    return _balanced_ends(text).get(open_pos)
 
 
 def _block_end(text: str, start: int) -> int:
@@ -328,30 +390,41 @@ def _wrap_content(content: str) -> str:
 
 
 def _candidate_expressions(text: str, heads: set[str] | None) -> list[tuple[int, int]]:
-    """Spans of top-level parenthesised expressions that look like goals."""
+    """Spans of top-level parenthesised expressions that look like goals (linear in ``text``:
+    closing parentheses are matched once, and the checks of a span read only its ends)."""
     spans: list[tuple[int, int]] = []
+    ends = _balanced_ends(text)
+    kept_before: list[int] | None = None    # [k]: last index < k whose character is not stripped
+    spaces: list[int] | None = None         # [k]: how many ' ' text[:k] has
     i = 0
-    while True:
-        j = text.find("(", i)
-        if j < 0:
-            return spans
-        end = _balanced_end(text, j)
-        if end is None:
-            i = j + 1
+    for j in sorted(ends):                  # an unclosed '(' is never a candidate
+        if j < i:
             continue
-        m = re.match(r"\(\s*([^\s()]+)", text[j:end])
+        end = ends[j]
+        m = _HEAD_RE.match(text, j, end)
         head = m.group(1).lower() if m else ""
         plausible = head in CONNECTIVES or (
-            (heads is None and re.fullmatch(r"[a-z][\w-]*", head) is not None)
+            (heads is None and _NAME_RE.fullmatch(head) is not None)
             or (heads is not None and head in heads)
         )
         # require at least one argument or a connective: "(see above)" style prose
         # with a known predicate name is rare, bare words in parentheses are common
-        if plausible and (head in CONNECTIVES or heads is not None or " " in text[j:end].strip("() ")):
+        if plausible and not (head in CONNECTIVES or heads is not None):
+            if kept_before is None:
+                kept_before = list(itertools.accumulate(
+                    (-1 if c in _STRIPPED else k for k, c in enumerate(text)), max, initial=-1))
+                spaces = list(itertools.accumulate((c == " " for c in text), initial=0))
+            # " " in text[j:end].strip("() "): the head is kept, so the stripped text runs from
+            # the first kept character (at most the head's start) to the last one before end
+            first = j
+            while text[first] in _STRIPPED:
+                first += 1
+            last = kept_before[end]
+            plausible = last > first and spaces[last] - spaces[first + 1] > 0
+        if plausible:
             spans.append((j, end))
             i = end
-        else:
-            i = j + 1
+    return spans
 
 
 def extract_goal_text(answer: str, predicates: Iterable[str] | None = None) -> str:
@@ -402,13 +475,13 @@ def extract_goal_text(answer: str, predicates: Iterable[str] | None = None) -> s
             return _wrap_content(answer[b.start():stop].strip().rstrip(".").strip())
     if spans:
         # the last run of expressions separated only by whitespace/commas
-        run = [spans[-1]]
+        run = [spans[-1]]        # newest first
         for s, e in reversed(spans[:-1]):
-            if answer[e:run[0][0]].strip(" \t\n,`") == "":
-                run.insert(0, (s, e))
+            if answer[e:run[-1][0]].strip(" \t\n,`") == "":
+                run.append((s, e))
             else:
                 break
-        return _wrap_content(" ".join(answer[s:e] for s, e in run))
+        return _wrap_content(" ".join(answer[s:e] for s, e in reversed(run)))
     raise GoalError(
         GoalErrorKind.NO_GOAL,
         "Your answer did not contain a goal in PDDL. Write the goal as (:goal (and (predicate object ...) ...)), "

@@ -7,6 +7,7 @@ Formats read:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Union
@@ -32,6 +33,10 @@ class UnknownClassError(KeyError):
 
     def __str__(self) -> str:  # KeyError would otherwise print the repr
         return self.message
+
+
+class OamFormatError(ValueError):
+    """An OAM file that cannot be read as one: bad YAML/JSON or a malformed entry."""
 
 
 @dataclass
@@ -71,24 +76,81 @@ class OamDatabase:
         return {"name": self.name, "classes": {c: sorted(a) for c, a in sorted(self.mapping.items())}}
 
     @classmethod
-    def from_dict(cls, data: Mapping, name: str = "") -> "OamDatabase":
+    def from_dict(cls, data: Mapping, name: str = "", source: str = "") -> "OamDatabase":
+        """The OAM of either format; a malformed one raises :class:`OamFormatError` naming
+        ``source`` (the file) and the bad entry."""
+        where = source or "the object-affordance mapping"
+        if not isinstance(data, Mapping):
+            raise OamFormatError(f"{where}: expected a mapping with 'classes' (or AutoGPT+P's 'oams'), "
+                                 f"got {_kind(data)}")
         if "oams" in data:  # AutoGPT+P format
+            entries = data["oams"]
+            if not isinstance(entries, list):
+                raise OamFormatError(f"{where}: 'oams' must be a list of {{object, affordances}} entries, "
+                                     f"got {_kind(entries)}")
             mapping = {}
-            for entry in data["oams"]:
-                mapping[str(entry["object"])] = frozenset(
-                    str(a["name"]) if isinstance(a, Mapping) else str(a)
-                    for a in entry.get("affordances", []))
+            for i, entry in enumerate(entries):
+                if not isinstance(entry, Mapping) or "object" not in entry:
+                    raise OamFormatError(f"{where}: oams[{i}] must be a mapping with 'object' and 'affordances', "
+                                         f"got {_kind(entry)}")
+                c = _class_name(entry["object"], f"{where}: oams[{i}].object")
+                affs = entry.get("affordances") or []
+                mapping[c] = _affordances([a["name"] if isinstance(a, Mapping) and "name" in a else a
+                                           for a in affs] if isinstance(affs, list) else affs,
+                                          f"{where}: oams[{i}] ({c})")
             return cls(mapping, name)
-        classes = data.get("classes", {})
-        return cls({str(c): frozenset(map(str, a or [])) for c, a in classes.items()},
-                   str(data.get("name", name)))
+        classes = data.get("classes") or {}
+        if not isinstance(classes, Mapping):
+            raise OamFormatError(f"{where}: 'classes' must map class names to lists of affordances, "
+                                 f"got {_kind(classes)}")
+        mapping = {}
+        for c, affs in classes.items():
+            c = _class_name(c, f"{where}: class")
+            mapping[c] = _affordances(affs or [], f"{where}: class {c!r}")
+        return cls(mapping, str(data.get("name", name)))
+
+
+# Affordances become predicate names (aff_<affordance>): PDDL names. Class names are looser
+# (the AutoGPT+P files have "7up" and "Coffee Table"; the domain makes PDDL names of them).
+_AFFORDANCE_RE = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*")
+_CLASS_RE = re.compile(r"[^\x00-\x1f\x7f]+")
+
+
+def _kind(value: object) -> str:
+    return f"{type(value).__name__} {value!r}"[:80]
+
+
+def _class_name(value: object, where: str) -> str:
+    if not isinstance(value, str):   # YAML reads yes/no/on/off/null/1 as other types
+        raise OamFormatError(f"{where} {value!r} is not a name (a {type(value).__name__}); quote it")
+    if not value.strip() or value != value.strip() or not _CLASS_RE.fullmatch(value):
+        raise OamFormatError(f"{where} {value!r} is not a class name")
+    return value
+
+
+def _affordances(value: object, where: str) -> frozenset[str]:
+    if not isinstance(value, list):
+        hint = f"; write [{value}]" if isinstance(value, str) else ""
+        raise OamFormatError(f"{where}: expected a list of affordance names, got {_kind(value)}{hint}")
+    for a in value:
+        if not isinstance(a, str) or not _AFFORDANCE_RE.fullmatch(a):
+            quote = "; quote it" if a is None or isinstance(a, (bool, int, float)) else ""
+            raise OamFormatError(f"{where}: {a!r} is not an affordance name (letters, digits, '_' and '-', "
+                                 f"starting with a letter{quote})")
+    return frozenset(value)
 
 
 def load_oam(path: Union[str, Path, None] = None) -> OamDatabase:
+    """The OAM in ``path`` (default: the built-in kitchen). A file that is no OAM raises
+    :class:`OamFormatError` (a ValueError) naming it; a missing one OSError."""
     path = Path(path) if path else DEFAULT_OAM
-    text = path.read_text(encoding="utf-8")
-    data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    return OamDatabase.from_dict(data or {}, name=path.stem)
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (ValueError, yaml.YAMLError) as exc:   # JSONDecodeError, UnicodeDecodeError: ValueErrors
+        fmt = "JSON" if path.suffix == ".json" else "YAML"
+        raise OamFormatError(f"{path}: not valid {fmt} (UTF-8): {exc}") from exc
+    return OamDatabase.from_dict(data or {}, name=path.stem, source=str(path))
 
 
 def save_oam(oam: OamDatabase, path: Union[str, Path]) -> None:

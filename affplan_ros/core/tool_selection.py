@@ -306,7 +306,9 @@ class ToolSelectionLoop:
             rec.valid, rec.tool, rec.argument = True, call.tool.value, call.argument
             if call.tool is Tool.FAILURE:
                 rec.seconds = self.clock() - t0
-                return finish(StopReason.NO_TOOL, "the LLM found no tool that helps further")
+                last = next((r.result for r in reversed(result.rounds[:-1]) if r.result), "")
+                return finish(StopReason.NO_TOOL, "the LLM found no tool that helps further"
+                              + (f"; the last round: {last}" if last else ""))
             if stopped():
                 return finish(StopReason.CANCELED, f"canceled before running {call.tool.value}")
             self._notify("selected", rec)

@@ -81,6 +81,14 @@ class StepPromptBuilder:
 
 
 @dataclass
+class SampledAnswers(Sampled):
+    """:class:`~affplan_ros.core.recovery.stepwise.Sampled`, and why fewer than ``k`` candidates
+    came back ("" : all came)."""
+
+    stopped: str = ""
+
+
+@dataclass
 class LogprobSampler:
     """Implements :class:`affplan_ros.core.recovery.stepwise.CandidateModel` over a
     :class:`~affplan_ros.llm.client.ChatClient`."""
@@ -89,21 +97,32 @@ class LogprobSampler:
     temperature: float = 1.0
     max_tokens: int = 48
 
-    def sample(self, messages: Sequence[Message], k: int) -> Sampled:
+    def sample(self, messages: Sequence[Message], k: int) -> SampledAnswers:
+        """Up to ``k`` candidates in at most ``k`` requests; fewer, with the reason in ``stopped``,
+        when the endpoint gives fewer (the caller falls back on none)."""
         resp = self.client.create(messages, n=k, logprobs=True, temperature=self.temperature,
                                   max_tokens=self.max_tokens, tag="stepwise")
-        out = Sampled(_scored(resp), resp.prompt_tokens, resp.completion_tokens, resp.seconds, 1)
-        # An endpoint that ignores n (llama.cpp's server) answers with one choice: ask again, up
-        # to k calls, unless it gives no log-probabilities (then the caller falls back anyway).
+        out = SampledAnswers(_scored(resp), resp.prompt_tokens, resp.completion_tokens, resp.seconds, 1)
+        # An endpoint that ignores n (llama.cpp's server) answers with one choice: ask again, at
+        # most k requests in all, unless it gives no log-probabilities (then the caller falls back
+        # anyway); stop at a request that brings no choice (asking on would never end).
         ignores_n = k > 1 and len(out.candidates) == 1
-        while ignores_n and len(out.candidates) < k and any(c.logprob is not None for c in out.candidates):
+        for _ in range(k - 1 if ignores_n else 0):
+            if len(out.candidates) >= k or all(c.logprob is None for c in out.candidates):
+                break
             r = self.client.create(messages, logprobs=True, temperature=self.temperature,
                                    max_tokens=self.max_tokens, tag="stepwise")
-            out.candidates += _scored(r)
+            got = _scored(r)
+            out.candidates += got
             out.prompt_tokens += r.prompt_tokens
             out.completion_tokens += r.completion_tokens
             out.seconds += r.seconds
             out.calls += 1
+            if not got:
+                out.stopped = f"request {out.calls} returned no choices; {len(out.candidates)} of {k} candidates"
+                break
+        if not out.stopped and len(out.candidates) < k:
+            out.stopped = f"the endpoint returned {len(out.candidates)} of {k} candidates"
         return out
 
 

@@ -22,9 +22,11 @@ SENSOR_QOS = qos_profile_sensor_data
 from affplan_ros.launcher import READY_LINE
 
 
-def declare(node: Node, name: str, default: Any, description: str, *, read_only: bool = False) -> Any:
+def declare(node: Node, name: str, default: Any, description: str, *, read_only: bool = True) -> Any:
     """Declare a parameter with a description (shown by `ros2 param describe`) and return its value.
 
+    Read-only unless said otherwise: the nodes read their parameters once, at start-up, so a
+    change at run time would be shown by `ros2 param get` but never used; it is refused instead.
     An empty list default declares a string array (a list of numbers must not be empty)."""
     from rclpy.parameter import Parameter
 
@@ -49,16 +51,54 @@ def require(condition: bool, message: str) -> None:
         raise ValueError(message)
 
 
+def watch_parent(poll_s: float = 0.5, grace_s: float = 5.0) -> None:
+    """Stop this node when the process that started it is gone (even SIGKILLed, so it could not
+    stop us): the launcher names its pid in AFFPLAN_PARENT_PID. A daemon thread polls
+    ``os.getppid()`` (not PR_SET_PDEATHSIG: that fires when the forking *thread* ends) and sends
+    us SIGINT, the parent's own way of stopping a node; ``grace_s`` later it ends the process."""
+    import signal
+
+    from affplan_ros.launcher import PARENT_PID_ENV
+
+    value = os.environ.pop(PARENT_PID_ENV, "")  # not for processes this node starts
+    if not value.isdigit():
+        return
+    parent = int(value)
+    if os.getppid() != parent:
+        try:
+            os.kill(parent, 0)
+            return  # alive but not our parent: a stale value, not ours to watch
+        except ProcessLookupError:
+            pass    # it died while we started
+        except PermissionError:
+            return
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(poll_s)
+        try:
+            print(f"parent process {parent} is gone: shutting down", file=sys.stderr, flush=True)
+        except (OSError, ValueError):
+            pass  # its pipe is closed with it
+        os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(grace_s)
+        os._exit(1)  # a callback or thread that does not end must not keep an orphan running
+
+    threading.Thread(target=watch, name="parent-watchdog", daemon=True).start()
+
+
 def run_node(factory: Callable[[], Node] | Sequence[Callable[[], Node]], args: Sequence[str] | None = None,
              threads: int = 4) -> int:
     """Create the node(s), spin them on one multi-threaded executor, shut down cleanly on
     Ctrl-C/SIGTERM. Several factories compose nodes into one process (``nodes/all.py``).
 
     Prints ``READY`` on stdout once every node is constructed, so a parent (``affplan up``,
-    tests) knows when it can talk to them.
+    tests) knows when it can talk to them. Started by the launcher, the node also stops when
+    that parent dies (:func:`watch_parent`).
     """
     factories = list(factory) if isinstance(factory, (list, tuple)) else [factory]
     rclpy.init(args=list(args) if args is not None else sys.argv)
+    watch_parent()  # after init: rclpy's SIGINT handler turns its signal into a clean shutdown
     nodes: list[Node] = []
     try:
         try:
@@ -69,6 +109,7 @@ def run_node(factory: Callable[[], Node] | Sequence[Callable[[], Node]], args: S
             return 2
         executor = MultiThreadedExecutor(num_threads=threads)
         for node in nodes:
+            node.add_on_set_parameters_callback(_refuse_nameless)
             executor.add_node(node)
         # One write: the ROS logger writes to the same pipe from its own threads, and a READY
         # glued to a log line ("READY[ERROR] ...") is not seen by the parent.
@@ -84,8 +125,16 @@ def run_node(factory: Callable[[], Node] | Sequence[Callable[[], Node]], args: S
     finally:
         for node in nodes:
             node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+        rclpy.try_shutdown()  # rclpy's signal handler may have shut the context down meanwhile
+
+
+def _refuse_nameless(params):
+    """rclpy would add a parameter with an empty name (it counts as declared): refused."""
+    from rcl_interfaces.msg import SetParametersResult
+
+    if any(not p.name for p in params):
+        return SetParametersResult(successful=False, reason="a parameter needs a name")
+    return SetParametersResult(successful=True)
 
 
 def absolute_name(node: Node, name: str) -> str:
@@ -115,8 +164,10 @@ class FutureWait:
         return "done"
 
 
-# Servers (request readers) each service had at our last call, by service name.
-_SERVERS_SEEN: dict[str, set] = {}
+# When this process first saw each server (request reader) of a service, by service name.
+_SERVERS_SEEN: dict[str, dict[bytes, float]] = {}
+YOUNG_SERVER_S = 10.0   # a server seen for less long may not have discovered our client yet
+MAX_SENDS = 3           # a request goes out at most this often
 
 
 def _servers(node: Optional[Node], name: str) -> set:
@@ -131,35 +182,77 @@ def _servers(node: Optional[Node], name: str) -> set:
     return {bytes(i.endpoint_gid) for i in infos}
 
 
+class ServerWatch:
+    """Tells whether the action server a goal went to has died (SIGKILL, a crash): its endpoints
+    leave the graph when DDS notices (the participant's lease, seconds), and a restarted server
+    has new ones, so a result that will never come is not waited for until the timeout."""
+
+    def __init__(self, node: Node, action_name: str, every_s: float = 1.0):
+        self._node, self._name = node, f"{action_name.rstrip('/')}/_action/get_result"
+        self._first = _servers(node, self._name)
+        self._every, self._next, self._gone = every_s, time.monotonic() + every_s, False
+
+    def gone(self) -> bool:
+        """Polled often: the graph is asked at most every ``every_s``."""
+        if not self._gone and self._first and time.monotonic() >= self._next:
+            self._next = time.monotonic() + self._every
+            self._gone = not (self._first & _servers(self._node, self._name))
+        return self._gone
+
+
 def call_service(client, request, timeout: float, *, stop: Callable[[], bool] = lambda: False,
-                 wait_s: float = 2.0, node: Optional[Node] = None) -> tuple[Optional[Any], str]:
+                 wait_s: float = 2.0, node: Optional[Node] = None,
+                 resend_silent_s: Optional[float] = None) -> tuple[Optional[Any], str]:
     """Call a service from a callback thread: (response, "") or (None, why not).
 
-    With ``node``, a restarted server is handled: a request sent while the new server is not
-    yet matched would be lost (service requests are volatile) and the dead one still looks
-    available, so a server we have not talked to gets a moment for discovery first, and one
-    that appears while we wait gets the request again."""
+    With ``node``, a restarted server is handled. A request that reaches a server before that
+    server has discovered our client is lost (service requests are volatile), and a dead server
+    still looks available until DDS notices. So a server that just appeared gets a moment for
+    discovery first, and the request goes out again (at most MAX_SENDS times in all) to a server
+    that appears while we wait; the first answer wins. ``resend_silent_s``: for a quick request
+    that may be repeated (reading or pushing the memory), also send again after that long
+    without an answer from a server that is young (seen for less than YOUNG_SERVER_S)."""
     if not client.wait_for_service(timeout_sec=wait_s):
         return None, f"no service answers at {client.srv_name}"
     name = node.resolve_service_name(client.srv_name) if node is not None else client.srv_name
+    seen = _SERVERS_SEEN.setdefault(name, {})
+    first_call, now = not seen, time.monotonic()
     servers = _servers(node, name)
-    if servers - _SERVERS_SEEN.get(name, servers):
+    for gid in servers:  # on our first call we cannot tell: count them as old
+        seen.setdefault(gid, now - YOUNG_SERVER_S if first_call else now)
+    if any(seen[g] == now for g in servers):
         time.sleep(1.0)
-    _SERVERS_SEEN[name] = servers
+    answered = threading.Event()
+    futures = []
+
+    def send() -> None:
+        future = client.call_async(request)
+        future.add_done_callback(lambda _f: answered.set())
+        futures.append(future)
+
     deadline = time.monotonic() + timeout
-    waiting = FutureWait(client.call_async(request))
-    resent = False
+    send()
+    last_send = time.monotonic()
+    outcome = "timeout"
     while True:
-        outcome = waiting.until(min(deadline, time.monotonic() + 0.5), stop)
-        if outcome == "done":
-            return waiting.future.result(), ""
-        if outcome == "stopped" or time.monotonic() > deadline:
+        if answered.wait(min(0.5, max(0.0, deadline - time.monotonic()))):
+            return next(f.result() for f in futures if f.done()), ""
+        if stop():
+            outcome = "stopped"
             break
-        now = _servers(node, name)
-        if not resent and now - servers:
-            time.sleep(0.5)
-            waiting, resent = FutureWait(client.call_async(request)), True
-            _SERVERS_SEEN[name] = now
+        if time.monotonic() > deadline:
+            break
+        current, t = _servers(node, name), time.monotonic()
+        for gid in current:
+            seen.setdefault(gid, t)
+        young = any(t - seen[g] < YOUNG_SERVER_S for g in current)
+        silent = resend_silent_s is not None and young and t - last_send > resend_silent_s
+        if len(futures) < MAX_SENDS and (current - servers or silent):
+            if current - servers:
+                time.sleep(0.5)  # the new one: a moment to discover us
+            servers = current
+            send()
+            last_send = time.monotonic()
     return None, ("canceled while waiting for " if outcome == "stopped" else
                   f"no answer within {timeout:g} s from ") + client.srv_name
 
@@ -214,8 +307,10 @@ class WarmUp:
             self._done.set()
 
     def wait(self, timeout: float = 60.0) -> str:
-        """Wait until the warm-up ended (at most ``timeout``); why it failed, or ""."""
-        self._done.wait(timeout)
+        """Wait until the warm-up ended (at most ``timeout``); why the node cannot work yet (it
+        failed, or is still starting after ``timeout``), or "" when it can."""
+        if not self._done.wait(timeout):
+            return f"{self._node.get_name()} is still starting after {timeout:g} s; try again shortly"
         return self.error
 
 
@@ -302,3 +397,67 @@ def make_language_backend(conf, oam):
         return make_backend(conf, oam=oam, offline=conf is None), ""
     except MissingAPIKeyError as exc:
         return None, str(exc)
+
+
+# -- entry points that never raise into the executor -----------------------------------------------
+# An exception out of a callback ends rclpy's executor and with it the node (and everything it
+# knew). Each entry point validates what it receives and answers a clear error; these wrappers
+# are the last line: an unexpected error is logged with its traceback and answered as a failure.
+
+def failure_response(response, text: str):
+    """``response`` marked failed with ``text`` in the fields its type has."""
+    for flag in ("success", "accepted", "answered"):
+        if hasattr(response, flag):
+            setattr(response, flag, False)
+    if hasattr(response, "message"):
+        response.message = text
+    return response
+
+
+def _log_unexpected(node: Node, where: str, exc: BaseException) -> str:
+    import traceback
+
+    text = f"{where}: unexpected {type(exc).__name__}: {str(exc)[:300]}"
+    node.get_logger().error(text + "\n" + "".join(traceback.format_exception(exc))[-2000:])
+    return text
+
+
+def serve(node: Node, srv_type, name: str, callback: Callable, group=None):
+    """``node.create_service`` whose callback cannot raise: an unexpected error is answered
+    ``success: false`` with what happened."""
+    def guarded(request, response):
+        try:
+            return callback(request, response)
+        except Exception as exc:  # noqa: BLE001 - the node stays up; the caller learns why
+            return failure_response(srv_type.Response(), _log_unexpected(node, f"service {name}", exc))
+    return node.create_service(srv_type, name, guarded, callback_group=group)
+
+
+def subscribe(node: Node, msg_type, topic: str, callback: Callable, qos, group=None):
+    """``node.create_subscription`` whose callback cannot raise: an unexpected error is logged."""
+    def guarded(msg) -> None:
+        try:
+            callback(msg)
+        except Exception as exc:  # noqa: BLE001 - one bad message must not end the node
+            _log_unexpected(node, f"message on {topic}", exc)
+    return node.create_subscription(msg_type, topic, guarded, qos, callback_group=group)
+
+
+def guarded_execute(node: Node, action_type, name: str, callback: Callable) -> Callable:
+    """An action's execute callback that cannot raise: an unexpected error aborts the goal with
+    a result saying what happened."""
+    def guarded(goal_handle):
+        try:
+            return callback(goal_handle)
+        except Exception as exc:  # noqa: BLE001 - the goal ends with the reason; the node stays up
+            text = _log_unexpected(node, f"action {name}", exc)
+            try:
+                if goal_handle.is_active:
+                    goal_handle.abort()
+            except Exception:  # noqa: BLE001 - already ended: nothing more to say
+                pass
+            result = failure_response(action_type.Result(), text)
+            if hasattr(result, "stop_reason"):
+                result.stop_reason = "error"
+            return result
+    return guarded

@@ -54,6 +54,29 @@ def message_fields(msg) -> dict[str, object]:
     return out
 
 
+def skill_goal_problem(goal) -> str:
+    """Why a skill action goal (Grasp, Place, Skill, ...) cannot be carried out ("" when it can):
+    every name it gives (agent, object, location, arguments, ...) must be a name (core/limits)."""
+    from affplan_ros.core.limits import MAX_STEP_ARGUMENTS, name_problem
+
+    for field_name, value in message_fields(goal).items():
+        values = value if isinstance(value, list) else [value]
+        if len(values) > MAX_STEP_ARGUMENTS:
+            return f"{field_name} has {len(values)} entries; the limit is {MAX_STEP_ARGUMENTS}"
+        for v in values:
+            problem = name_problem(v, field_name) if v else ""
+            if problem:
+                return problem
+    step = getattr(goal, "step", None)
+    if step is not None and step.action:
+        from affplan_ros.nodes.convert_memory import plan_step_problem
+
+        problem = plan_step_problem(step)
+        if problem:
+            return f"step: {problem}"
+    return ""
+
+
 # -- perception ---------------------------------------------------------------------------------
 
 def image_fields(msg):

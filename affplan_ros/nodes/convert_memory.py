@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from typing import Mapping, Optional, Sequence
 
-from affplan_ros.core.memory import Memory, ObjectRecord, Observation
+from affplan_ros.core.limits import MAX_STEP_ARGUMENTS, name_problem
+from affplan_ros.core.memory import Memory, ObjectRecord, Observation, Stamp
 from affplan_ros.core.scene import Relation as CoreRelation
 from affplan_ros.msg import (AgentState, Location, MemorySnapshot, Plan, PlanStep, Relation, SceneObject,
                              SceneObservation, Substitution)
@@ -24,6 +25,18 @@ def is_human(agent: str) -> bool:
 
 
 # -- plans -----------------------------------------------------------------------------------
+
+def plan_step_problem(step: PlanStep) -> str:
+    """Why a PlanStep message cannot be a step of a plan ("" when it can)."""
+    if len(step.arguments) > MAX_STEP_ARGUMENTS:
+        return f"{len(step.arguments)} arguments; the limit is {MAX_STEP_ARGUMENTS}"
+    problem = name_problem(step.action, "action")
+    if not problem and step.agent:
+        problem = name_problem(step.agent, "agent")
+    for a in step.arguments:
+        problem = problem or name_problem(a, f"argument of {step.action}")
+    return problem
+
 
 def steps_from_msg(plan: Plan) -> list:
     """PlanStep messages -> core plan steps (``core.planner.PlanStep``)."""
@@ -52,21 +65,31 @@ def parse_step_text(text: str, agents: Sequence[str]):
 
 # -- observations ----------------------------------------------------------------------------
 
-def relation_to_msg(r: CoreRelation, assumed: bool = False) -> Relation:
-    return Relation(predicate=r.predicate, arguments=list(r.args), confidence=1.0, assumed=assumed)
+def relation_to_msg(r: CoreRelation, assumed: bool = False, stamp: Optional[Stamp] = None) -> Relation:
+    msg = Relation(predicate=r.predicate, arguments=list(r.args), confidence=1.0, assumed=assumed)
+    if stamp is not None:
+        msg.stamp.sec = int(stamp.time)
+        msg.stamp.nanosec = int((stamp.time - int(stamp.time)) * 1e9)
+        msg.source = stamp.source.value
+    return msg
 
 
 def relation_from_msg(r: Relation) -> CoreRelation:
     return CoreRelation(r.predicate, tuple(r.arguments))
 
 
-def observation_from_msg(msg: SceneObservation) -> Observation:
-    """A SceneObservation (perception, the simulated camera) as the memory merges it."""
+def observation_from_msg(msg: SceneObservation, stamp: Optional[float] = None) -> Observation:
+    """A SceneObservation (perception, the simulated camera) as the memory merges it, taken at
+    ``stamp`` (default: the header's stamp; None when that is zero). Not checked: see
+    ``Observation.problems``."""
+    if stamp is None:
+        taken = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
+        stamp = taken or None
     objects = tuple(ObjectRecord(o.name, o.class_name or class_of(o.name), int(o.instance), tuple(sorted(o.affordances)))
-                    for o in msg.objects if o.name)
-    relations = [r for r in msg.relations if r.predicate]
+                    for o in msg.objects)
+    relations = list(msg.relations)
     return Observation(objects, tuple(relation_from_msg(r) for r in relations), msg.location or None,
-                       assumed=tuple(relation_from_msg(r) for r in relations if r.assumed))
+                       assumed=tuple(relation_from_msg(r) for r in relations if r.assumed), stamp=stamp)
 
 
 def scene_object_msg(record: ObjectRecord, location: str = "", source: str = "memory") -> SceneObject:
@@ -94,7 +117,7 @@ def memory_to_msg(memory: Memory, poses: Optional[Mapping[str, object]] = None, 
     if header is not None:
         msg.header = header
     msg.objects = [scene_object_msg(o, where.get(o.name, "")) for o in memory.objects.values()]
-    msg.relations = [relation_to_msg(r, r in memory.assumed) for r in memory.relations]
+    msg.relations = [relation_to_msg(r, r in memory.assumed, memory.fact_stamps.get(r)) for r in memory.relations]
     msg.locations = [Location(name=loc.name, objects=list(loc.objects), explored=loc.explored,
                               pose=[poses[loc.name]] if loc.name in poses else [])
                      for loc in memory.locations.values()]

@@ -22,14 +22,16 @@ from rclpy.node import Node
 from affplan_ros.core.capabilities import parameter_names
 from affplan_ros.core.execution import HumanAnswer, human_failure, human_step_text
 from affplan_ros.core.failure import Failure, FailureCode
+from affplan_ros.core.limits import MAX_PLAN_STEPS, check_timeout
 from affplan_ros.core.skills import SkillMap, SkillMapError
 from affplan_ros.env import config_file
 from affplan_ros.interfaces import interface_types
 from affplan_ros.msg import PlanStep
 from affplan_ros.action import ExecutePlan
-from affplan_ros.nodes.base import FutureWait, absolute_name, call_service, declare, declare_capabilities, require, run_node
+from affplan_ros.nodes.base import (FutureWait, ServerWatch, absolute_name, call_service, declare, declare_capabilities,
+                                    guarded_execute, require, run_node)
 from affplan_ros.nodes.convert import failure_from_msg, failure_to_msg, fill_message, step_text
-from affplan_ros.nodes.convert_memory import is_human
+from affplan_ros.nodes.convert_memory import is_human, plan_step_problem
 from affplan_ros.srv import AskHuman
 
 YES = ("yes", "y", "done", "ok", "okay")
@@ -71,7 +73,7 @@ class ExecutorNode(Node):
         self._ask_human = self.create_client(AskHuman, ask_human, callback_group=self._client_group)
         self._busy = threading.Lock()
         self._server = ActionServer(
-            self, ExecutePlan, "execute_plan", execute_callback=self._execute,
+            self, ExecutePlan, "execute_plan", execute_callback=guarded_execute(self, ExecutePlan, "execute_plan", self._execute),
             goal_callback=self._on_goal, cancel_callback=lambda _g: CancelResponse.ACCEPT,
             # Reentrant: the cancel request must be served while the plan runs.
             callback_group=ReentrantCallbackGroup())
@@ -85,8 +87,40 @@ class ExecutorNode(Node):
         return GoalResponse.ACCEPT
 
     def _execute(self, goal_handle):
-        with self._busy:
+        problem = self._plan_problem(goal_handle.request)
+        if problem:
+            goal_handle.abort()
+            self.get_logger().warn(f"plan rejected: {problem}")
+            return ExecutePlan.Result(message=f"plan rejected: {problem}", failure=failure_to_msg(
+                Failure(FailureCode.INVALID, "execute plan", "the plan was rejected", problem)))
+        # Refused, not queued: a second plan must never wait to run after the first.
+        if not self._busy.acquire(blocking=False):
+            goal_handle.abort()
+            return ExecutePlan.Result(message="plan rejected: another plan is running", failure=failure_to_msg(
+                Failure(FailureCode.UNAVAILABLE, "execute plan", "the plan was rejected", "another plan is running")))
+        try:
             return self._run_plan(goal_handle)
+        finally:
+            self._busy.release()
+
+    def _plan_problem(self, request) -> str:
+        """Why the ExecutePlan goal cannot run ("" when it can): nothing moves for a bad plan."""
+        steps = request.plan.steps
+        if len(steps) > MAX_PLAN_STEPS:
+            return f"{len(steps)} steps; the limit is {MAX_PLAN_STEPS}"
+        try:
+            check_timeout(request.step_timeout_s, "step_timeout_s")
+        except ValueError as exc:
+            return str(exc)
+        for i, step in enumerate(steps):
+            problem = plan_step_problem(step)
+            if not problem and step.action not in self.environment and step.action not in self.capabilities:
+                problem = f"unknown action {step.action!r}"
+            if not problem and not step.agent and step.action not in self.environment:
+                problem = f"{step.action} needs an agent"
+            if problem:
+                return f"step {i + 1} ({step_text(step)[:80]}): {problem}"
+        return ""
 
     def _run_plan(self, goal_handle):
         plan = goal_handle.request.plan
@@ -151,7 +185,12 @@ class ExecutorNode(Node):
         if not handle.accepted:
             return Failure(FailureCode.INVALID, text, f"{text} was refused", "the skill server rejected the goal")
         finished = FutureWait(handle.get_result_async())
-        outcome = finished.until(deadline, cancel_requested)
+        server = ServerWatch(self, absolute_name(self, call.server))
+        outcome = finished.until(deadline, lambda: cancel_requested() or server.gone())
+        if outcome == "stopped" and not cancel_requested():
+            return Failure(FailureCode.UNAVAILABLE, text, f"{text} was interrupted",
+                           f"the skill server {absolute_name(self, call.server)} stopped during the step",
+                           "check the robot (or the simulated world): the step may be half done")
         if outcome != "done":
             FutureWait(handle.cancel_goal_async()).until(time.monotonic() + 5.0)
             return self._stopped(text, outcome == "stopped", timeout)
@@ -167,7 +206,8 @@ class ExecutorNode(Node):
                                    [p.name for p in cap.parameters] if cap else ())
         text = step_text(step)
         self.get_logger().info(f"asking the person: {question}")
-        request = AskHuman.Request(question=question, options=["done", "no"], timeout_s=float(self.human_timeout))
+        request = AskHuman.Request(question=question, options=["done", "no"], timeout_s=float(self.human_timeout),
+                                   purpose=AskHuman.Request.PURPOSE_STEP)
         response, error = call_service(self._ask_human, request, self.human_timeout + 1.0,
                                        stop=lambda: goal_handle.is_cancel_requested, wait_s=self.server_wait,
                                        node=self)

@@ -14,7 +14,9 @@ Services: ``observe`` (Observe: the next processed view, for the Explore tool) a
 The detector (torch + ultralytics) loads in the background after start-up, so the node is up
 at once; a missing or corrupt model file, a frame of the wrong encoding or size, or an empty
 class list is logged with what to change, and the node keeps running (Observe then answers
-``success: false`` with the reason). Changing the ``model`` parameter at run time reloads it.
+``success: false`` with the reason). Changing the ``model`` parameter at run time reloads it,
+but only from the package's ``config/models`` or the folder of the start-up model: a weight file
+is code (ultralytics unpickles it), so no peer on the network may point the node at any file.
 """
 from __future__ import annotations
 
@@ -28,14 +30,15 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.node import Node
 from sensor_msgs.msg import CameraInfo, Image
 
-from affplan_ros.core.detection import OPEN_VOCABULARY_KINDS, DetectorError, normalize_label
+from affplan_ros.core.detection import OPEN_VOCABULARY_KINDS, DetectorError, normalize_label, resolve_model_path
 from affplan_ros.core.image import ImageFormatError, to_bgr, to_depth_m
 from affplan_ros.core.oam import OamDatabase, load_oam
 from affplan_ros.core.oam_generation import STRATEGIES, OamCache, OamGenerationError, generate_mapping
 from affplan_ros.core.perception import PerceptionPipeline, PerceptionSettings
 from affplan_ros.env import config_file, share_dir
 from affplan_ros.msg import ObjectAffordances, SceneObservation
-from affplan_ros.nodes.base import LATCHED_QOS, SENSOR_QOS, declare, require, run_node
+from affplan_ros.core.limits import MAX_CLASSES, MAX_NAME_CHARS, name_problem
+from affplan_ros.nodes.base import LATCHED_QOS, SENSOR_QOS, declare, require, run_node, serve, subscribe
 from affplan_ros.nodes.convert import image_fields, image_msg, observation_to_msg
 from affplan_ros.srv import GenerateOam, Observe
 
@@ -49,12 +52,12 @@ class PerceptionNode(Node):
         self.depth_topic = declare(self, "depth_topic", "", "registered depth image topic (16UC1 mm or 32FC1 m); '' = no depth")
         self.info_topic = declare(self, "camera_info_topic", "", "camera info of the depth image (intrinsics for 3D positions); '' = none")
         model = declare(self, "model", "models/kitchen_shapes.pt",
-                        "YOLO weight file; relative paths are looked up in the package's config/ folder")
-        kind = declare(self, "detector_kind", "auto", "auto | yolo | yolo_world | yoloe (open vocabulary: classes from the OAM)")
-        confidence = declare(self, "confidence", 0.35, "global minimum detection confidence [0, 1]")
-        iou = declare(self, "iou", 0.5, "non-maximum-suppression IoU threshold [0, 1]")
-        imgsz = declare(self, "imgsz", 0, "detector input size in pixels (multiple of 32); 0 = the size the model was trained at")
-        device = declare(self, "device", "cpu", "torch device, e.g. cpu or cuda:0")
+                        "YOLO weight file; relative paths are looked up in the package's config/ folder", read_only=False)
+        kind = declare(self, "detector_kind", "auto", "auto | yolo | yolo_world | yoloe (open vocabulary: classes from the OAM)", read_only=False)
+        confidence = declare(self, "confidence", 0.35, "global minimum detection confidence [0, 1]", read_only=False)
+        iou = declare(self, "iou", 0.5, "non-maximum-suppression IoU threshold [0, 1]", read_only=False)
+        imgsz = declare(self, "imgsz", 0, "detector input size in pixels (multiple of 32); 0 = the size the model was trained at", read_only=False)
+        device = declare(self, "device", "cpu", "torch device, e.g. cpu or cuda:0", read_only=False)
         settings_file = declare(self, "settings_file", "", "synonyms, per-class thresholds, ignore list, relations, "
                                 "assumptions (default: config/perception_settings.yaml)")
         oam_file = declare(self, "oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)")
@@ -97,16 +100,19 @@ class PerceptionNode(Node):
         self.observation_pub = self.create_publisher(SceneObservation, "observation", LATCHED_QOS)
         self.annotated_pub = self.create_publisher(Image, "annotated_image", LATCHED_QOS)
         sensors = MutuallyExclusiveCallbackGroup()
-        self.create_subscription(Image, self.camera_topic, self._on_image, SENSOR_QOS, callback_group=sensors)
+        subscribe(self, Image, self.camera_topic, self._on_image, SENSOR_QOS, sensors)
         if self.depth_topic:
-            self.create_subscription(Image, self.depth_topic, self._on_depth, SENSOR_QOS, callback_group=sensors)
+            subscribe(self, Image, self.depth_topic, self._on_depth, SENSOR_QOS, sensors)
         if self.info_topic:
-            self.create_subscription(CameraInfo, self.info_topic, self._on_info, SENSOR_QOS, callback_group=sensors)
+            subscribe(self, CameraInfo, self.info_topic, self._on_info, SENSOR_QOS, sensors)
         # Inference in its own group: sensor callbacks and services stay responsive meanwhile.
         self.create_timer(1.0 / self.max_rate, self._process_newest, callback_group=MutuallyExclusiveCallbackGroup())
         services = ReentrantCallbackGroup()
-        self.create_service(Observe, "observe", self._on_observe, callback_group=services)
-        self.create_service(GenerateOam, "generate_oam", self._on_generate_oam, callback_group=services)
+        serve(self, Observe, "observe", self._on_observe, services)
+        serve(self, GenerateOam, "generate_oam", self._on_generate_oam, services)
+        # Where a run-time change of `model` may load weights from (see the module docstring).
+        start_model = resolve_model_path(model, [share_dir() / "config", Path.cwd()]) or Path(model).expanduser()
+        self._model_dirs = {(share_dir() / "config" / "models").resolve(), start_model.resolve().parent}
         self._oam_lock = threading.Lock()
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self._load_detector_async()
@@ -144,6 +150,10 @@ class PerceptionNode(Node):
         detector_change = {k: v for k, v in values.items() if k in DETECTOR_PARAMETERS}
         if not detector_change:
             return SetParametersResult(successful=True)
+        if "model" in detector_change:
+            problem = self._model_problem(str(detector_change["model"]))
+            if problem:
+                return SetParametersResult(successful=False, reason=problem)
         current = {k: self.get_parameter(k).value for k in DETECTOR_PARAMETERS}
         current.update(detector_change)
         try:
@@ -157,6 +167,16 @@ class PerceptionNode(Node):
         self.pipeline.settings.detector = config
         self._load_detector_async()
         return SetParametersResult(successful=True)
+
+    def _model_problem(self, model: str) -> str:
+        """Why a run-time ``model`` value is refused ("" when it may be loaded)."""
+        path = resolve_model_path(model, [share_dir() / "config", Path.cwd()])
+        if path is None:
+            return f"no weight file {model!r}"
+        if path.resolve().parent not in self._model_dirs:
+            return (f"{model!r} is outside {', '.join(sorted(map(str, self._model_dirs)))}: weights from elsewhere "
+                    "are loaded only at start-up (parameter file), since a weight file runs code when loaded")
+        return ""
 
     # -- sensors ----------------------------------------------------------------------------
     def _on_image(self, msg: Image) -> None:
@@ -215,6 +235,9 @@ class PerceptionNode(Node):
 
     # -- services ---------------------------------------------------------------------------
     def _on_observe(self, request, response):
+        if request.location and name_problem(request.location, "location"):
+            response.success, response.message = False, name_problem(request.location, "location")
+            return response
         asked = time.monotonic()
         deadline = asked + self.observe_timeout
         with self._frame_ready:
@@ -252,8 +275,16 @@ class PerceptionNode(Node):
         if not classes:
             response.success, response.message = False, "no classes given: the class list is empty"
             return response
+        if len(classes) > MAX_CLASSES:
+            response.success, response.message = False, f"{len(classes)} classes; the limit is {MAX_CLASSES} per request"
+            return response
+        for c in classes:
+            problem = name_problem(normalize_label(c)[:MAX_NAME_CHARS + 1], "class")
+            if problem:
+                response.success, response.message = False, f"class {c[:40]!r} rejected: {problem}"
+                return response
         if strategy not in STRATEGIES:
-            response.success, response.message = False, f"unknown strategy {strategy!r}; use {', '.join(STRATEGIES)}"
+            response.success, response.message = False, f"unknown strategy {strategy[:40]!r}; use {', '.join(STRATEGIES)}"
             return response
         names = [normalize_label(c) for c in classes]
         known = [c for c in names if c in self.pipeline.oam]

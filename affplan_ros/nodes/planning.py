@@ -21,9 +21,11 @@ import time
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 
+from affplan_ros.core.limits import MAX_TASK_CHARS
 from affplan_ros.core.memory import Memory
 from affplan_ros.nodes.base import (call_service, declare, declare_agents, declare_capabilities, declare_knowledge,
-                                    declare_llm, load_robot_model, make_language_backend, require, run_node, WarmUp)
+                                    declare_llm, load_robot_model, make_language_backend, require, run_node, serve,
+                                    WarmUp)
 from affplan_ros.nodes.convert_memory import steps_to_msg
 from affplan_ros.msg import Plan
 from affplan_ros.srv import GetMemory, PlanTask
@@ -50,7 +52,7 @@ class PlanningNode(Node):
         require(self.mode in ("optimal", "satisficing"), "plan_mode must be 'optimal' or 'satisficing'")
         self._oam_file = oam_file
         self._memory = self.create_client(GetMemory, memory_service, callback_group=ReentrantCallbackGroup())
-        self.create_service(PlanTask, "plan_task", self._on_plan, callback_group=MutuallyExclusiveCallbackGroup())
+        serve(self, PlanTask, "plan_task", self._on_plan, MutuallyExclusiveCallbackGroup())
         self._llm_problem = ""
         self.goal_loop = None
         self._warm = WarmUp(self, self._warm_up)
@@ -74,19 +76,30 @@ class PlanningNode(Node):
         import affplan_ros.core.planner  # noqa: F401 - Fast Downward's modules, now rather than at the first task
 
     def _on_plan(self, request, response):
+        from affplan_ros.core.tool_selection import clean_task
+
         t0 = time.monotonic()
+        task, problem = clean_task(request.task, MAX_TASK_CHARS)
+        if problem:  # said before anything is loaded or asked: no prompt is ever built from it
+            response.success, response.message = False, f"task rejected: {problem}"
+            self.get_logger().warn(response.message[:300])
+            return response
         problem = self._warm.wait(60.0) or (self._llm_problem if self.goal_loop is None else "")
         if problem:
             response.success, response.message = False, f"planning is not available: {problem}"
             return response
-        got, error = call_service(self._memory, GetMemory.Request(), 10.0, wait_s=10.0, node=self)
+        got, error = call_service(self._memory, GetMemory.Request(), 10.0, wait_s=10.0, node=self, resend_silent_s=2.0)
         if got is None:
             response.success, response.message = False, f"cannot read the memory: {error}"
             return response
-        memory = Memory.from_dict(json.loads(got.json))
-        attempt = self._plan(request.task, request.partial, memory)
+        try:
+            memory = Memory.from_dict(json.loads(got.json))
+        except ValueError as exc:
+            response.success, response.message = False, f"cannot read the memory: {exc}"
+            return response
+        attempt = self._plan(task, request.partial, memory)
         self._fill(response, attempt, request.partial)
-        self.get_logger().info(f"{'partial ' if request.partial else ''}plan for {request.task!r}: "
+        self.get_logger().info(f"{'partial ' if request.partial else ''}plan for {task[:200]!r}: "
                                f"{response.message} ({time.monotonic() - t0:.1f} s)")
         return response
 

@@ -12,6 +12,9 @@ robot's location with their affordances, relations and a bounding box in a virtu
 publishes the view on ``observation`` (latched SceneObservation, what a perception node
 publishes), so memory merges it. Objects at locations the scenario marks unexplored are in the
 world but unknown to the robot until it looks there.
+
+``reset_world`` (std_srvs/Trigger) puts the world back as the scenario starts (with
+ResetMemory, a fresh start for tests and benchmarks without restarting anything).
 """
 from __future__ import annotations
 
@@ -23,17 +26,19 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
 from sensor_msgs.msg import RegionOfInterest
+from std_srvs.srv import Trigger
 
 from affplan_ros.core.capabilities import agents_for_scene, parameter_names
 from affplan_ros.core.failure import Failure, FailureCode
+from affplan_ros.core.limits import name_problem
 from affplan_ros.core.oam import load_oam
-from affplan_ros.sim.world_scenario import ScenarioError, load_scenario
-from affplan_ros.core.skills import SkillMap, SkillMapError
+from affplan_ros.sim.world_scenario import load_scenario
+from affplan_ros.core.skills import SkillMap
 from affplan_ros.env import config_file
 from affplan_ros.interfaces import interface_types
 from affplan_ros.msg import SceneObservation
-from affplan_ros.nodes.base import LATCHED_QOS, declare, declare_agents, require, run_node
-from affplan_ros.nodes.convert import failure_to_msg, message_fields
+from affplan_ros.nodes.base import LATCHED_QOS, declare, declare_agents, guarded_execute, require, run_node, serve
+from affplan_ros.nodes.convert import failure_to_msg, message_fields, skill_goal_problem
 from affplan_ros.nodes.convert_memory import relation_to_msg, scene_object_msg
 from affplan_ros.sim.executor import SimulatedExecutor
 from affplan_ros.sim.recovery_world import ScenarioExecutor
@@ -73,23 +78,31 @@ class SimWorldNode(Node):
                                              agents=agents_for_scene(scene, profiles), robot=self.robot)
             self.world = self.sim.world
             self.skill_map = SkillMap.from_file(config_file("skills.yaml", skills_file))
-        except (OSError, ScenarioError, SkillMapError) as exc:
+        except (OSError, ValueError) as exc:  # ScenarioError, SkillMapError, OamFormatError are ValueErrors
             raise ValueError(f"cannot load the simulated world: {exc}") from exc
         self.parameters = parameter_names(self.world.task.capabilities)
         types = interface_types("action")
         group = ReentrantCallbackGroup()
         self._skill_servers = [
             ActionServer(self, types[skill], self.skill_map.server(skill),
-                         execute_callback=partial(self._execute, skill, types[skill]),
+                         execute_callback=guarded_execute(self, types[skill], skill,
+                                                          partial(self._execute, skill, types[skill])),
                          cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group)
             for skill in self.skill_map.skill_types()
         ]
         self.observation_pub = self.create_publisher(SceneObservation, "observation", LATCHED_QOS)
-        self.create_service(Observe, "observe", self._on_observe, callback_group=group)
+        serve(self, Observe, "observe", self._on_observe, group)
+        serve(self, Trigger, "reset_world", self._on_reset, group)
         self.get_logger().info(f"simulated world from {path}: {len(self.world.task.object_types)} objects, "
                                f"{len(self._skill_servers)} skill servers, time_scale {self.time_scale}")
 
     def _execute(self, skill: str, action_type, goal_handle):
+        problem = skill_goal_problem(goal_handle.request)
+        if problem:
+            goal_handle.abort()
+            self.get_logger().warn(f"{skill} goal rejected: {problem}")
+            return self._result(action_type, False, time.monotonic(), Failure(
+                FailureCode.INVALID, skill.lower(), f"the {skill} goal was rejected", problem))
         fields = message_fields(goal_handle.request)
         candidates = self.skill_map.candidates(skill, fields, self.parameters)
         # The plan step named in the goal (if any) is the variant meant: try it first.
@@ -115,9 +128,18 @@ class SimWorldNode(Node):
             self.get_logger().warn(f"{skill} failed: {outcome.failure.feedback()}")
         return self._result(action_type, outcome.success, started, outcome.failure)
 
+    def _on_reset(self, _request, response):
+        self.world.reset()  # waits for a running skill's effect (the world's lock)
+        response.success, response.message = True, "the simulated world is as the scenario starts"
+        self.get_logger().info(response.message)
+        return response
+
     def _on_observe(self, request, response):
         here = self.sim.location_of_robot() or ""
         where = request.location or here
+        if request.location and name_problem(request.location, "location"):
+            response.success, response.message = False, name_problem(request.location, "location")
+            return response
         if where not in self.sim.scene.locations:
             response.success = False
             response.message = f"{where!r} is not a location of the simulated world ({', '.join(sorted(self.sim.scene.locations))})"

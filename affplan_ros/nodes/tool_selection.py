@@ -17,9 +17,16 @@ how); when a step fails although the robot's model says it should work, LASP lea
 missing precondition (``knowledge_file``), replans and finishes the task, and the learned
 knowledge is kept for the next task and every restart (the planning node reads the file).
 
+Approval (``approval``, core/approval.py): before the robot moves, the person may be shown the
+goal and the plan through AskHuman and must say yes; a no ends the task (``refused``) with
+nothing of that plan executed. The gate sits in front of the executor client, so nothing the
+language model answers can pass it.
+
 Feedback goes out per round and per plan step; cancel stops the loop and the executor. All
 calls to other nodes are asynchronous, made from the action's thread while other threads of
 the MultiThreadedExecutor take the responses (clients live in a callback group of their own).
+Every goal and request is checked first (task text, bounds); an unexpected error ends the goal
+with its reason, never the node.
 """
 from __future__ import annotations
 
@@ -36,13 +43,16 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
 from affplan_ros.action import ExecutePlan, ExecuteTask
+from affplan_ros.core.approval import ApprovalGate, ApprovalMode, ApprovalRequest
 from affplan_ros.core.execution import ExecutionResult, ExploreResult
 from affplan_ros.core.failure import Failure, FailureCode
+from affplan_ros.core.limits import MAX_ROUNDS, MAX_TASK_CHARS
 from affplan_ros.core.memory import Memory
 from affplan_ros.msg import Plan
 from affplan_ros.nodes.base import (FutureWait, absolute_name, call_service, declare, declare_agents, declare_capabilities,
-                                    declare_knowledge, declare_llm, load_robot_model, make_language_backend, require, run_node,
-                                    wait_for_action, WarmUp)
+                                    declare_knowledge, declare_llm, guarded_execute, load_robot_model,
+                                    make_language_backend, require, run_node, serve, ServerWatch, wait_for_action,
+                                    WarmUp)
 from affplan_ros.nodes.convert import failure_from_msg, step_text
 from affplan_ros.nodes.convert_memory import observation_from_msg, steps_from_msg, steps_to_msg
 from affplan_ros.srv import AskHuman, Command, GetMemory, Observe, PlanTask, UpdateMemory
@@ -66,6 +76,10 @@ class ToolSelectionNode(Node):
         self.plan_timeout = declare(self, "plan_timeout_s", 180.0, "how long to wait for the planning node, seconds")
         self.execute_timeout = declare(self, "execute_timeout_s", 900.0, "how long to wait for one plan's execution, seconds")
         self.server_wait = declare(self, "server_wait_s", 3.0, "how long to wait for another node to appear, seconds")
+        approval = declare(self, "approval", "plan", "ask the person before the robot moves: none, plan (the goal and "
+                           "every step of each new plan, once) or each_step; no answer in approval_timeout_s is a no")
+        self.approval_timeout = declare(self, "approval_timeout_s", 120.0, "how long to wait for the person's approval, "
+                                        "seconds (then: not approved)")
         oam_file = declare(self, "oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)")
         names = {key: declare(self, f"{key}_service", default, f"{what} service")
                  for key, default, what in (("plan", "plan_task", "PlanTask"), ("observe", "observe", "Observe"),
@@ -80,8 +94,9 @@ class ToolSelectionNode(Node):
         require(self.max_rounds >= 1, "max_rounds must be >= 1")
         require(self.max_seconds > 0, "max_seconds must be > 0")
         require(self.method in ("affordance", "naive"), "alternative_method must be 'affordance' or 'naive'")
-        for key in ("confirm_timeout", "plan_timeout", "execute_timeout", "server_wait"):
+        for key in ("confirm_timeout", "plan_timeout", "execute_timeout", "server_wait", "approval_timeout"):
             require(getattr(self, key) > 0, f"{key}_s must be > 0")
+        self.approval = ApprovalMode.parse(approval)
 
         clients = ReentrantCallbackGroup()  # responses arrive while the task's thread waits
         self.calls = {
@@ -95,10 +110,11 @@ class ToolSelectionNode(Node):
         self._self_client = ActionClient(self, ExecuteTask, "execute_task", callback_group=clients)
         self._busy = threading.Lock()
         self.current_task = ""
-        self._server = ActionServer(self, ExecuteTask, "execute_task", execute_callback=self._execute,
+        self._server = ActionServer(self, ExecuteTask, "execute_task",
+                                    execute_callback=guarded_execute(self, ExecuteTask, "execute_task", self._execute),
                                     goal_callback=self._on_goal, cancel_callback=lambda _g: CancelResponse.ACCEPT,
                                     callback_group=ReentrantCallbackGroup())
-        self.create_service(Command, "command", self._on_command, callback_group=ReentrantCallbackGroup())
+        serve(self, Command, "command", self._on_command, ReentrantCallbackGroup())
         self.llm, self.oam, self._problem = None, None, "still starting"
         self._oam_file = oam_file
         self._warm = WarmUp(self, self._warm_up)
@@ -110,7 +126,8 @@ class ToolSelectionNode(Node):
         self.oam, self.domain = load_robot_model(self._oam_file, self.capabilities)
         backend, self._problem = make_language_backend(self.llm_config, self.oam)
         self.llm = backend.model if backend else None
-        self.get_logger().info(f"tool selection: language backend: {backend.label if backend else self._problem}")
+        self.get_logger().info(f"tool selection: language backend: {backend.label if backend else self._problem}; "
+                               f"approval: {self.approval.value}")
 
     # -- ExecuteTask -------------------------------------------------------------------------
     def _on_goal(self, goal) -> GoalResponse:
@@ -121,12 +138,22 @@ class ToolSelectionNode(Node):
         return GoalResponse.ACCEPT
 
     def _execute(self, goal_handle):
+        from affplan_ros.core.tool_selection import clean_task
+
+        request = goal_handle.request
+        task, problem = clean_task(request.task, MAX_TASK_CHARS)
+        if not problem and request.max_rounds > MAX_ROUNDS:
+            problem = f"max_rounds is {request.max_rounds}; the limit is {MAX_ROUNDS} (0 = the node's parameter)"
+        if problem:
+            goal_handle.abort()
+            self.get_logger().warn(f"task refused: {problem}")
+            return ExecuteTask.Result(stop_reason="rejected", message=problem)
         if not self._busy.acquire(blocking=False):
             goal_handle.abort()
             return ExecuteTask.Result(stop_reason="rejected", message=f"busy with {self.current_task!r}")
         try:
-            self.current_task = goal_handle.request.task
-            return TaskRun(self, goal_handle).run()
+            self.current_task = task
+            return TaskRun(self, goal_handle, task).run()
         finally:
             self.current_task = ""
             self._busy.release()
@@ -135,7 +162,7 @@ class ToolSelectionNode(Node):
     def _on_command(self, request, response):
         from affplan_ros.core.tool_selection import clean_task
 
-        task, problem = clean_task(request.task, 2000)
+        task, problem = clean_task(request.task, MAX_TASK_CHARS)
         if problem:
             response.accepted, response.message = False, problem
             return response
@@ -188,18 +215,24 @@ def declare_recovery(node: Node):
 class TaskRun:
     """One task: the loop with the other nodes as its tools, and the feedback it publishes."""
 
-    def __init__(self, node: ToolSelectionNode, goal_handle):
+    def __init__(self, node: ToolSelectionNode, goal_handle, task: str):
         self.node, self.gh = node, goal_handle
+        self.task = task            # the request, cleaned (control characters out, length checked)
         self.memory = Memory()
         self.fb = ExecuteTask.Feedback(current_step=-1)
         self.last_plan = Plan()
         self.steps_run = 0          # steps executed of the current plan, for "step k/n"
         self.t0 = time.monotonic()  # the task's start (run() sets it again)
         self.log = node.get_logger()
+        self.gate = ApprovalGate(node.approval, self.ask_approval, task)
 
     # -- helpers ------------------------------------------------------------------------------
     def canceled(self) -> bool:
         return self.gh.is_cancel_requested
+
+    def stopping(self) -> bool:
+        """The task must stop: canceled, or the person did not approve what was about to move."""
+        return self.gh.is_cancel_requested or self.gate.refused is not None
 
     def say(self, message: str, **fields) -> None:
         for key, value in fields.items():
@@ -209,17 +242,22 @@ class TaskRun:
 
     def fetch_memory(self) -> str:
         got, error = call_service(self.node.calls["get_memory"], GetMemory.Request(), 10.0,
-                                  wait_s=self.node.server_wait, node=self.node)
+                                  wait_s=self.node.server_wait, node=self.node, resend_silent_s=2.0)
         if got is None:
             return f"cannot read the memory: {error}"
-        fresh = Memory.from_dict(json.loads(got.json))
+        try:
+            fresh = Memory.from_dict(json.loads(got.json))
+        except ValueError as exc:
+            return f"cannot read the memory: {exc}"
         self.memory.__dict__.update(fresh.__dict__)  # in place: the loop holds this object
         return ""
 
     def sync_memory(self) -> str:
         """Push the working copy to the memory node, then take back what it merged meanwhile."""
         request = UpdateMemory.Request(memory_json=json.dumps(self.memory.to_dict()))
-        got, error = call_service(self.node.calls["update_memory"], request, 10.0, wait_s=self.node.server_wait, node=self.node)
+        # The whole working copy, merged by stamps: sending it twice changes nothing.
+        got, error = call_service(self.node.calls["update_memory"], request, 10.0, wait_s=self.node.server_wait,
+                                  node=self.node, resend_silent_s=2.0)
         if got is None or not got.success:
             problem = error or got.message
             self.log.error(f"memory not updated: {problem}")
@@ -232,20 +270,20 @@ class TaskRun:
         request = self.gh.request
         node = self.node
         warm_error = node._warm.wait(60.0)
-        self.log.info(f"task {request.task!r}")
+        self.log.info(f"task {self.task[:200]!r}")
         problem = self.fetch_memory() or warm_error or (node._problem if node.llm is None else "")
         if problem:
             return self.finish(False, "error", f"cannot start the task: {problem}", t0)
         if request.plan_only:
-            return self.plan_only(request.task, t0)
+            return self.plan_only(self.task, t0)
         from affplan_ros.llm.loop_factory import make_tool_loop
 
-        learner = self.learning_executor(request.task)
+        learner = self.learning_executor(self.task)
         loop = make_tool_loop(node.llm, learner, oam=node.oam, method=node.method,
                               confirm=self.confirm if node.confirm else None, confirm_timeout_s=node.confirm_timeout,
                               max_rounds=int(request.max_rounds or node.max_rounds), max_seconds=node.max_seconds,
-                              planner=RemotePlanner(self), should_stop=self.canceled, observer=self.on_round)
-        result = loop.run(request.task, self.memory)
+                              planner=RemotePlanner(self), should_stop=self.stopping, observer=self.on_round)
+        result = loop.run(self.task, self.memory)
         self.sync_memory()
         totals = result.totals()
         for rec in learner.recoveries:  # the learning runs' LLM use counts too
@@ -261,8 +299,11 @@ class TaskRun:
         final = self.last_plan if result.final_plan else Plan()
         if result.final_plan and learner.recoveries and learner.recoveries[-1].success:
             final = Plan(goal=self.fb.goal, steps=steps_to_msg(learner.last_run), planner="recovery")
+        stop_reason = STOP_REASONS.get(result.stop_reason.value, "error")
+        if self.gate.refused is not None and not result.success:
+            stop_reason, message = "refused", f"{self.gate.refused}; nothing of it was executed"
         res = ExecuteTask.Result(success=result.success, final_plan=final,
-                                 message=message, stop_reason=STOP_REASONS.get(result.stop_reason.value, "error"),
+                                 message=message, stop_reason=stop_reason,
                                  rounds=len(result.rounds), llm_calls=totals["llm_calls"],
                                  prompt_tokens=totals["prompt_tokens"], completion_tokens=totals["completion_tokens"],
                                  seconds=time.monotonic() - t0)
@@ -289,14 +330,16 @@ class TaskRun:
                                 deadline=self.t0 + node.max_seconds,
                                 goal_prompter=ReplanGoalPromptBuilder(), lasp_prompter=LaspPromptBuilder(),
                                 environment=lambda: SceneEnvironment(self.memory.scene()),
-                                on_event=lambda text: self.say(text), should_stop=self.canceled)
+                                on_event=lambda text: self.say(text), should_stop=self.stopping)
 
     def finish(self, success: bool, reason: str, message: str, t0: float, plan: Optional[Plan] = None) -> ExecuteTask.Result:
         return self.close(ExecuteTask.Result(success=success, stop_reason=reason, message=message,
                                              final_plan=plan or Plan(), seconds=time.monotonic() - t0))
 
     def close(self, res: ExecuteTask.Result) -> ExecuteTask.Result:
-        if res.stop_reason == "canceled" or (self.canceled() and not res.success):
+        if res.stop_reason == "refused":
+            self.gh.abort()
+        elif res.stop_reason == "canceled" or (self.canceled() and not res.success):
             res.stop_reason = "canceled"
             self.gh.canceled()
         elif res.success:
@@ -327,17 +370,39 @@ class TaskRun:
         self.sync_memory()
 
     def confirm(self, missing: str, alternative: str) -> bool:
-        question = (f"There is no {missing} here. May I use the {alternative} instead? (task: {self.gh.request.task})")
+        question = (f"There is no {missing} here. May I use the {alternative} instead? (task: {self.task})")
         self.say(f"asking the person: {question}")
         timeout = self.node.confirm_timeout
-        got, error = call_service(self.node.calls["ask_human"],
-                                  AskHuman.Request(question=question, options=["yes", "no"], timeout_s=float(timeout)),
-                                  timeout + 1.0, stop=self.canceled, wait_s=self.node.server_wait, node=self.node)
+        request = AskHuman.Request(question=question, options=["yes", "no"], timeout_s=float(timeout),
+                                   purpose=AskHuman.Request.PURPOSE_ALTERNATIVE)
+        got, error = call_service(self.node.calls["ask_human"], request, timeout + 1.0, stop=self.canceled,
+                                  wait_s=self.node.server_wait, node=self.node)
         if got is None:
             raise RuntimeError(f"nobody to ask: {error}")
         accepted = got.answered and got.answer.strip().lower() in YES
         self.say(f"the person {'accepted' if accepted else 'did not accept'} {alternative} for {missing}")
         return accepted
+
+    def ask_approval(self, request: ApprovalRequest) -> tuple[bool, str]:
+        """The approval gate's question, through AskHuman: (approved, why not)."""
+        self.say(f"asking the person: {request.question}")
+        timeout = self.node.approval_timeout
+        plan = Plan(goal=request.goal, steps=steps_to_msg(request.steps))
+        ask = AskHuman.Request(question=request.question, options=["yes", "no"], timeout_s=float(timeout),
+                               purpose=AskHuman.Request.PURPOSE_APPROVE_PLAN, plan=[plan])
+        got, error = call_service(self.node.calls["ask_human"], ask, timeout + 1.0, stop=self.canceled,
+                                  wait_s=self.node.server_wait, node=self.node)
+        if got is None:
+            why = error if "canceled" in error else f"nobody answered ({error})"
+        elif not got.answered:
+            why = f"no answer within {timeout:g} s"
+        elif got.answer.strip().lower() not in YES:
+            why = f"the person answered {got.answer.strip()[:40]!r}"
+        else:
+            self.say("the person approved")
+            return True, ""
+        self.say(f"not approved: {why}")
+        return False, why
 
 
 class RemotePlanner:
@@ -371,6 +436,7 @@ class RemotePlanner:
         result = PlanResult("solved" if got.success else "unsolvable", steps, got.plan.cost if got.success else None)
         if got.success:
             run.last_plan, run.steps_run = got.plan, 0
+            run.gate.offer(got.goal, steps)
             learned = re.search(r"\(planned with learned knowledge: (.*?)\)(?= \(goal answered by|$)", got.message)
             run.say(f"goal {got.goal}; plan of {len(steps)} steps, cost {got.plan.cost:g}: "
                     + "; ".join(step_text(s) for s in got.plan.steps)
@@ -386,6 +452,24 @@ class RosExecutor:
         self.run = run
 
     def execute(self, steps) -> ExecutionResult:
+        steps = list(steps)
+        if self.run.gate.mode is ApprovalMode.EACH_STEP and len(steps) > 1:  # asked one at a time, as they come
+            done = 0
+            for step in steps:
+                one = self.execute([step])
+                done += one.steps_done
+                if not one.success:
+                    return ExecutionResult(False, done, one.failure)
+            return ExecutionResult(True, done)
+        refused = self.run.gate.check(steps)
+        if refused is not None:
+            return ExecutionResult(False, 0, Failure(FailureCode.CANCELED, "execute plan", "nothing was executed",
+                                                     refused))
+        result = self._send(steps)
+        self.run.gate.done(steps[:result.steps_done])
+        return result
+
+    def _send(self, steps) -> ExecutionResult:
         run, node = self.run, self.run.node
         name = absolute_name(node, node.execute_plan_name)
         if not wait_for_action(node, node.execute_plan, name, node.server_wait):
@@ -418,7 +502,12 @@ class RosExecutor:
             return ExecutionResult(False, 0, Failure(code, "execute plan", what, why))
         handle = sent.future.result()
         finished = FutureWait(handle.get_result_async())
-        outcome = finished.until(time.monotonic() + node.execute_timeout, run.canceled)
+        executor = ServerWatch(node, name)
+        outcome = finished.until(time.monotonic() + node.execute_timeout, lambda: run.canceled() or executor.gone())
+        if outcome == "stopped" and not run.canceled():
+            return ExecutionResult(False, 0, Failure(FailureCode.UNAVAILABLE, "execute plan", "the plan was interrupted",
+                                                     f"the executor at {name} stopped while it ran the plan (it "
+                                                     "exited or was restarted); where the robot got to is unknown"))
         if outcome != "done":
             # Cancel the executor too, and wait for it to stop: the world is left as the last
             # finished step made it (skills apply their effect only at the end).
@@ -448,7 +537,12 @@ class RosExecutor:
             return ExploreResult(False, failure=Failure(FailureCode.UNAVAILABLE if got is None else FailureCode.NOT_FOUND,
                                                         f"observe {location}", f"looking at {location} failed",
                                                         error or got.message))
-        return ExploreResult(True, observation_from_msg(got.observation), cost=1.0)
+        observation = observation_from_msg(got.observation)
+        problems = observation.problems()
+        if problems:  # what the camera node answered cannot be believed: nothing of it enters memory
+            return ExploreResult(False, failure=Failure(FailureCode.INVALID, f"observe {location}",
+                                                        f"the view of {location} was malformed", problems[0]))
+        return ExploreResult(True, observation, cost=1.0)
 
 
 def main(args=None) -> int:

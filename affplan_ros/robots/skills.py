@@ -24,7 +24,7 @@ from affplan_ros.core.skills import SkillMap, SkillMapError
 from affplan_ros.env import config_file
 from affplan_ros.interfaces import interface_types
 from affplan_ros.nodes.base import declare, declare_locations, require, run_node
-from affplan_ros.nodes.convert import failure_to_msg
+from affplan_ros.nodes.convert import failure_to_msg, skill_goal_problem
 from affplan_ros.robots.drivers import DriverUnavailable, Pose
 
 OPEN, CLOSED = 0.08, 0.0        # gripper positions (m)
@@ -86,7 +86,10 @@ class RobotSkillsNode(Node):
     def _execute(self, action_type, handler, skill: str, goal_handle):
         started = time.monotonic()
         cancel = lambda: goal_handle.is_cancel_requested  # noqa: E731
-        if handler is None:
+        problem = skill_goal_problem(goal_handle.request)
+        if problem:  # nothing moves for a goal that names nothing the robot knows
+            failure = Failure(FailureCode.INVALID, skill.lower(), f"the {skill} goal was rejected", problem)
+        elif handler is None:
             failure = Failure(FailureCode.INVALID, skill.lower(), f"{self.robot_name} cannot {skill.lower()}",
                               f"the {self.robot_name} backend has no motion for {skill}",
                               "leave it out of robot_capabilities so that the plan gives it to the person")

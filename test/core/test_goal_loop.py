@@ -17,7 +17,7 @@ from affplan_ros.core.signature import Signature
 from affplan_ros.llm import ChatClient, GoalPromptBuilder, LLMConfig
 from affplan_ros.llm.fake_server import FakeChatServer, FakeReply
 
-pytest.importorskip("pyswip")
+import pyswip  # noqa: F401 - required: a broken install fails here, it never skips
 from affplan_ros.core.semantic_check import SemanticChecker  # noqa: E402
 
 

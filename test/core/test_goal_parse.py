@@ -234,3 +234,42 @@ def test_dnf_is_equivalent(goal, rnd) -> None:
     for _ in range(8):
         world = {a: rnd.random() < 0.5 for a in atoms}
         assert _eval(goal, world) == _eval(dnf_to_goal(to_dnf(goal)), world)
+
+
+# --- pathological answers (issue 13: extraction was quadratic in the number of '(') ----
+
+_DEEP = "(and " * 20_000 + "(on a b)" + ")" * 20_000
+
+
+@pytest.mark.parametrize("answer", [
+    "(" * 200_000,                                   # never closed
+    "see " + "(x " * 66_666,                         # prose of unclosed '(' with arguments
+    "text " + "(a" * 66_666 + ")" * 66_666,          # nested, every span rejected (no space)
+    "((" + "(on a b) " * 22_222 + "))",              # one long run of goal-like expressions, wrapped
+    "The goal: " + _DEEP + " done",                  # 20 000 nested connectives in prose
+    "(:goal " + _DEEP + ")",
+    "; (" * 66_666 + "\n(on a b)",                    # '(' in a comment, each matched as a scan would
+], ids=["open", "prose", "nested-words", "run", "deep-prose", "deep-wrapper", "comment"])
+def test_extraction_is_linear_on_pathological_answers(answer: str) -> None:
+    import time
+
+    assert len(answer) >= 120_000
+    t0 = time.perf_counter()
+    try:
+        extract_goal_text(answer)
+    except GoalError:
+        pass
+    # generous (a linear pass takes under 0.2 s): guards against going back to quadratic (minutes)
+    assert time.perf_counter() - t0 < 1.0
+
+
+def test_a_deeply_nested_goal_is_refused_not_a_recursion_error() -> None:
+    with pytest.raises(GoalError) as exc:
+        parse_goal("(:goal " + _DEEP + ")")
+    assert exc.value.kind == GoalErrorKind.TOO_COMPLEX and "20001 levels" in exc.value.message
+    assert isinstance(parse_goal("(:goal " + "(and " * 40 + "(on a b)" + ")" * 41), And)  # deep, but fine
+
+
+def test_parentheses_in_comments_are_not_counted() -> None:
+    assert parse_goal("(:goal ; (not this\n (and (on cup0 table0)))") == And((L("on", "cup0", "table0"),))
+    assert extract_goal_text("Plan:\n(on cup0 table0) ; ) stray\n") == "(on cup0 table0)"

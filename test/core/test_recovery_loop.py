@@ -8,7 +8,7 @@ from _recovery import Scripted, answers, run_scenario, scenario
 from affplan_ros.core.recovery.knowledge import KnowledgeStore
 from affplan_ros.core.recovery.runner import StopReason
 
-pytest.importorskip("up_fast_downward")
+import up_fast_downward  # noqa: F401 - required: a broken install fails here, it never skips
 
 
 @pytest.fixture(scope="module")

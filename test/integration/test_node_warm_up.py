@@ -16,7 +16,9 @@ def test_a_request_waits_for_the_warm_up_and_gets_its_error():
     release = threading.Event()
     with isolated_node("warm_up_test") as (node, _executor):
         slow = WarmUp(node, lambda: release.wait(5.0))
-        assert slow.wait(0.2) == "" and not slow._done.is_set()      # still warming up: no verdict yet
+        # Still warming up after the wait: the request is told so, never served by a half-loaded node.
+        assert slow.wait(0.2) == "warm_up_test is still starting after 0.2 s; try again shortly"
+        assert not slow._done.is_set()
         release.set()
         assert slow.wait(5.0) == "" and slow._done.is_set()
 

@@ -18,10 +18,9 @@ EXPECTED = {"table0", "cup0", "bowl0", "apple0", "bottle0"}
 def _needs_detector():
     from affplan_ros.env import share_dir
 
-    try:
-        import ultralytics  # noqa: F401
-    except ImportError:
-        pytest.skip("ultralytics/torch not installed (AFFPLAN_PERCEPTION=0)")
+    from deps import require_optional
+
+    require_optional("ultralytics", "ultralytics/torch not installed (AFFPLAN_PERCEPTION=0)")
     if not (share_dir() / "config" / "models" / "kitchen_shapes.pt").is_file():
         pytest.fail("config/models/kitchen_shapes.pt is missing: run scripts/train_detector.py")
 
@@ -213,6 +212,15 @@ def test_bad_frames_and_a_bad_model_are_reported_and_the_node_stays_up(tmp_path)
             assert result.results[0].successful
             reply = observe_until(node, executor, lambda r: "could not be loaded" in r.message)
             assert not reply.success and "corrupt.pt could not be loaded" in reply.message
+
+            # Weights from any other folder are refused at run time: loading one runs its code.
+            elsewhere = tmp_path / "other" / "weights.pt"
+            elsewhere.parent.mkdir()
+            elsewhere.write_bytes(corrupt.read_bytes())
+            param.value.string_value = str(elsewhere)
+            result = call(node, executor, SetParameters, "perception/set_parameters",
+                          SetParameters.Request(parameters=[param]))
+            assert not result.results[0].successful and "loaded only at start-up" in result.results[0].reason
 
             # An invalid value is refused by the parameter callback itself.
             bad = Parameter(name="confidence", value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE,

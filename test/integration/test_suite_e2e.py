@@ -3,8 +3,9 @@ through the ROS graph only (ExecuteTask action, Command service), a scripted LLM
 chat-completions server reached by the nodes' real openai clients, the real goal checks
 (Prolog), Fast Downward, executor and simulated world.
 
-One suite serves the module (start-up costs seconds); the tests run in file order and build
-on each other's world, as a person's session would.
+One suite serves the module (start-up costs seconds). Every test starts from the scenario's
+world and memory (reset_world + reset_memory): none inherits what another left behind, so one
+failure never fails the tests after it.
 """
 from __future__ import annotations
 
@@ -82,6 +83,22 @@ def client(suite):
         yield c
 
 
+@pytest.fixture(autouse=True)
+def fresh_world(request):
+    """The scenario's world and memory before every test (the suite keeps running)."""
+    if "client" not in request.fixturenames:
+        return
+    from std_srvs.srv import Trigger
+
+    from affplan_ros.srv import ResetMemory
+
+    client = request.getfixturevalue("client")
+    world, error = client.call(Trigger, "reset_world", Trigger.Request())
+    assert world is not None and world.success, error
+    memory, error = client.call(ResetMemory, "reset_memory", ResetMemory.Request())
+    assert memory is not None and memory.success, error
+
+
 def memory_of(client):
     from affplan_ros.core.memory import Memory
     from affplan_ros.srv import GetMemory
@@ -120,9 +137,64 @@ def test_task_needing_exploration(client):
     assert "inhand apple0 human0" in relations(memory) and memory.locations["counter0"].explored
     assert memory.last_plan.success and memory.instructions == ["Give me the apple"]
     assert [a.location for a in snapshot.memory.agents if a.name == "robot0"] == ["human0"]
+    # Who set each fact, and when: the handover is the robot's executed step; the cup on the
+    # table, untouched, is as the (reset) initial memory set it, before the handover.
+    facts = {" ".join((r.predicate, *r.arguments)): r for r in snapshot.memory.relations}
+    handed, cup = facts["inhand apple0 human0"], facts["on cup0 table0"]
+    assert handed.source == "step" and cup.source == "initial"
+    assert (cup.stamp.sec, cup.stamp.nanosec) < (handed.stamp.sec, handed.stamp.nanosec)
+    markers_show(client)
 
 
-def test_markers_show_the_memory(client):
+def test_an_old_observation_delivered_late_keeps_the_plans_effects(client):
+    """A camera view of the counter taken before the robot handed the apple over (the apple on
+    the counter, the robot in front of it), delivered only now: the plan's effects are newer
+    and stay; the memory still agrees with the world."""
+    from affplan_ros.msg import MemorySnapshot, Relation, SceneObject, SceneObservation
+    from affplan_ros.nodes.base import LATCHED_QOS
+
+    outcome, seen = run_task(client, "Give me the apple")
+    assert outcome.result.success, seen
+    memory, _ = memory_of(client)
+    handed_over = memory.fact_stamps[next(r for r in memory.relations if r.predicate == "inhand")].time
+    old = SceneObservation(location="counter0", objects=[
+        SceneObject(name="apple0", class_name="apple", instance=0, affordances=list(memory.objects["apple0"].affordances)),
+        SceneObject(name="counter0", class_name="counter", instance=0),
+        SceneObject(name="robot0", class_name="robot", instance=0)],
+        relations=[Relation(predicate="on", arguments=["apple0", "counter0"]),
+                   Relation(predicate="at", arguments=["robot0", "counter0"])])
+    taken = handed_over - 3.0  # during the explore, before the grasp
+    old.header.stamp.sec, old.header.stamp.nanosec = int(taken), int((taken % 1) * 1e9)
+    snapshots = []
+    sub = client.node.create_subscription(MemorySnapshot, f"{NS}/memory", snapshots.append, LATCHED_QOS)
+    pub = client.node.create_publisher(SceneObservation, f"{NS}/observation", LATCHED_QOS)
+    sent = time.time()
+    try:
+        deadline = time.monotonic() + 15
+        # The memory node publishes a snapshot after every message it handled: one stamped after
+        # the send means the old view was merged (or rejected).
+        while time.monotonic() < deadline and not any(
+                m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 > sent for m in snapshots):
+            pub.publish(old)
+            time.sleep(0.3)
+    finally:
+        client.node.destroy_publisher(pub)
+        client.node.destroy_subscription(sub)
+    assert any(m.header.stamp.sec + m.header.stamp.nanosec * 1e-9 > sent for m in snapshots), "memory never handled it"
+    after, _ = memory_of(client)
+    assert "inhand apple0 human0" in relations(after) and "on apple0 counter0" not in relations(after)
+    assert after.agent_location("robot0") == "human0"
+    assert after.stamp_of("apple0").time == memory.stamp_of("apple0").time
+
+
+def apple_fetched(client) -> None:
+    """The world a person's session has reached by the time they ask about the counter: the
+    counter explored, the apple handed over, the robot with the person (away from the table)."""
+    outcome, seen = run_task(client, "Give me the apple")
+    assert outcome.result.success, seen
+
+
+def markers_show(client):
     from visualization_msgs.msg import MarkerArray
 
     from affplan_ros.nodes.base import LATCHED_QOS
@@ -200,6 +272,7 @@ def test_cancel_mid_execution_leaves_world_and_memory_consistent(client):
 
     from affplan_ros.srv import Observe
 
+    apple_fetched(client)
     outcome, seen = run_task(client, "Put the banana on the counter",
                              cancel_when=lambda m: m.startswith("step 2/") and "running" in m)
     assert outcome.status == GoalStatus.STATUS_CANCELED and outcome.result.stop_reason == "canceled", seen
@@ -233,6 +306,7 @@ def test_restarting_planning_while_idle_keeps_memory_and_the_suite_works(suite, 
     from affplan_ros.launcher import NodeProcess
 
     started, env = suite
+    apple_fetched(client)
     before = memory_of(client)[1].json
     index = [p.name for p in started.processes].index("planning")
     old = started.processes[index]

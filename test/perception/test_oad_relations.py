@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-pytest.importorskip("cv2", reason="OpenCV not installed (AFFPLAN_PERCEPTION=0): the drawn frames need it")
+from deps import require_optional  # noqa: E402
+
+require_optional("cv2", "OpenCV not installed (AFFPLAN_PERCEPTION=0): the drawn frames need it")
 
 from affplan_ros.core.detection import Detection, DetectorConfig  # noqa: E402
 from affplan_ros.core.oad import ObjectAffordanceDetector, PerceivedObject, Tracker, annotate, with_positions

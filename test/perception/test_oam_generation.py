@@ -289,6 +289,27 @@ def test_the_cache_keeps_strategy_model_and_date_and_is_an_oam_file(tmp_path):
     assert load_oam(tmp_path / "generated.yaml").affordances_of("ladle") == frozenset({"grasp"})
 
 
+
+@pytest.mark.parametrize("text, says", [
+    ("classes:\n  ladle: grasp\n", "class 'ladle': expected a list"),   # was read as g, r, a, s, p
+    ("classes:\n  ladle: [grasp\n", "cannot read the OAM cache"),
+    ("- ladle\n", "expected a mapping"),
+    ("classes:\n  ladle: [grasp]\ngenerated:\n  ladle: list\n", "'generated'"),
+])
+def test_a_malformed_cache_is_reported_and_not_overwritten(tmp_path, text, says):
+    from affplan_ros.core.oam_generation import ClassResult
+
+    path = tmp_path / "generated.yaml"
+    path.write_text(text, encoding="utf-8")
+    cache = OamCache(path)
+    with pytest.raises(OamGenerationError, match="generated.yaml") as exc:
+        cache.load()
+    assert says in str(exc.value)
+    with pytest.raises(OamGenerationError):
+        cache.store([ClassResult("cup", "list", "fake", ["grasp"])])
+    assert path.read_text(encoding="utf-8") == text
+
+
 def test_questions_of_a_group_are_about_it():
     from affplan_ros.llm.oam_prompts import about_it
 

@@ -7,12 +7,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from affplan_ros.core.detection import Detection, DetectorConfig, DetectorError
+from affplan_ros.core.detection import DetectorConfig, DetectorError
 from affplan_ros.core.oam import OamDatabase, load_oam
 from affplan_ros.core.perception import PerceptionConfigError, PerceptionPipeline, PerceptionSettings
 from affplan_ros.env import config_file, share_dir
 
-ultralytics = pytest.importorskip("ultralytics", reason="torch/ultralytics not installed (AFFPLAN_PERCEPTION=0)")
+from deps import require_optional  # noqa: E402
+
+ultralytics = require_optional("ultralytics", "torch/ultralytics not installed (AFFPLAN_PERCEPTION=0)")
 from affplan_ros.core.detection import Detector  # noqa: E402
 
 MODEL = share_dir() / "config" / "models" / "kitchen_shapes.pt"

@@ -206,28 +206,31 @@ class Belief:
 
 
 def observe_memory(memory, facts: Iterable[Literal]) -> list[str]:
-    """Observed facts into the tool-selection memory (``core.memory.Memory``): an observed
-    placement replaces the believed one (and the object's place in the location lists, which
-    the planner's reachability then derives from what holds it); a negated fact is removed;
-    facts about unknown objects are skipped. Returns what was applied."""
+    """Observed facts into the tool-selection memory (``core.memory.Memory``), stamped now as
+    observed: an observed placement replaces the believed one (and the object's place in the
+    location lists, which the planner's reachability then derives from what holds it); a
+    negated fact is removed; facts about unknown objects are skipped. Returns what was applied."""
+    from ..memory import Source, Stamp
     from ..scene import Relation
 
+    stamp = Stamp.now(Source.OBSERVATION)
     applied = []
     for lit in facts:
         if not all(a in memory.objects or a in memory.locations for a in lit.args) or lit.predicate == "hand_occupied":
             continue
-        key = (lit.predicate, tuple(lit.args))
-        memory.relations = [r for r in memory.relations if (r.predicate, r.args) != key]
+        rel = Relation(lit.predicate, tuple(lit.args))
+        memory.remove_relation(rel, stamp)
         if not lit.negated:
             obj = lit.args[0] if lit.args else None
             if lit.predicate in _PLACEMENT and obj is not None:
-                memory.relations = [r for r in memory.relations if not (r.predicate in _PLACEMENT and r.args[:1] == (obj,))]
+                for placed in [r for r in memory.relations if r.predicate in _PLACEMENT and r.args[:1] == (obj,)]:
+                    memory.remove_relation(placed, stamp)
                 for loc in memory.locations.values():
                     loc.objects = [o for o in loc.objects if o != obj]
             other = _EXCLUSIVE.get(lit.predicate)
             if other:
-                memory.relations = [r for r in memory.relations if (r.predicate, r.args) != (other, tuple(lit.args))]
-            memory.relations.append(Relation(lit.predicate, tuple(lit.args)))
+                memory.remove_relation(Relation(other, tuple(lit.args)), stamp)
+            memory.add_relation(rel, stamp)
         applied.append(("(not " if lit.negated else "") + lit.atom_text() + (")" if lit.negated else ""))
     return applied
 

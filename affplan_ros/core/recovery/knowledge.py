@@ -8,9 +8,9 @@ must be microwave-safe). This module
   or that are declared with it; its arguments are the action's parameters with fitting types;
   it is not already there; and it *explains* the failure - it is false in the state where the
   step failed (a condition that held then cannot be why the step failed);
-* keeps what was learned in a JSON file (atomic writes, merged with what another process
-  wrote meanwhile; a malformed file is reported and never overwritten), so the next task -
-  after a restart too - plans with it and does not repeat the failure;
+* keeps what was learned in a JSON file (atomic, synced writes under a lock, merged with what
+  another process wrote meanwhile; a malformed file is reported and never overwritten), so the
+  next task - after a restart too - plans with it and does not repeat the failure;
 * applies it to a :class:`~.belief.Domain` and adds a learned property's values to a scene.
 
 A learned property is unary (an object attribute, as LASP's). Its values come from the most
@@ -22,9 +22,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
-import os
 import re
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +32,7 @@ from ..capabilities import BUILTIN_TYPES
 from ..domain import PDDL_CONFIG, PredicateDef
 from ..scene import Relation, Scene
 from ..simulate import holds, substitute
+from ..state_files import locked, write_atomic
 from .belief import Belief, Domain, parse_condition
 
 KNOWLEDGE_VERSION = 1
@@ -337,19 +336,18 @@ class KnowledgeStore:
         self.properties += [p for p in other.properties if p.name not in names]
 
     def save(self) -> None:
-        """Write atomically, merged with what is on disk now (another process may have learned)."""
+        """Write atomically, merged with what is on disk now (another process may have learned);
+        the file's lock keeps two writers from losing each other's entries."""
         if self.path is None:
             return
-        if self.path.exists():
-            self._merge(self._read(self.path))
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"version": KNOWLEDGE_VERSION,
-                "preconditions": [dataclasses.asdict(p) for p in self.preconditions],
-                "properties": [dataclasses.asdict(p) for p in self.properties]}
-        fd, tmp = tempfile.mkstemp(prefix=".knowledge-", dir=str(self.path.parent))
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(data, fh, indent=1)
-        os.replace(tmp, self.path)
+        with locked(self.path):
+            if self.path.exists():
+                self._merge(self._read(self.path))
+            data = {"version": KNOWLEDGE_VERSION,
+                    "preconditions": [dataclasses.asdict(p) for p in self.preconditions],
+                    "properties": [dataclasses.asdict(p) for p in self.properties]}
+            write_atomic(self.path, json.dumps(data, indent=1))
 
     # -- changes ---------------------------------------------------------------------------
     def add_precondition(self, item: LearnedPrecondition) -> None:

@@ -160,8 +160,9 @@ class StepwisePlanner:
                 seen[key] = c
         cands = list(seen.values())
         out = StepChoice(None, cands, sampled=sampled)
+        stopped = getattr(sampled, "stopped", "")  # why fewer than k came back (llm/recovery_prompting)
         if not sampled.candidates:
-            out.fallback = "the endpoint returned no candidates"
+            out.fallback = "the endpoint returned no candidates" + (f" ({stopped})" if stopped else "")
         elif all(c.logprob is None for c in cands):
             out.fallback = "the endpoint returned no log-probabilities"
         else:
