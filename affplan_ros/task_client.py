@@ -161,33 +161,12 @@ class SuiteClient:
             return None, f"no service answers at {self.name(relative)}"
         return call_service(client, request, timeout, wait_s=min(timeout, 5.0), node=self.node)
 
-    @staticmethod
-    def _send_goal(client, goal, on_feedback, timeout: float = 15.0):
-        """The goal's handle (accepted or not), or None when no answer came. A goal that reaches
-        a just-restarted server before it has discovered us is lost without a word: after 3 s
-        of silence it goes out once more (a second copy is refused as busy if the first arrived)."""
-        from affplan_ros.nodes.base import FutureWait
-
-        deadline = time.monotonic() + timeout
-        waits = [FutureWait(client.send_goal_async(goal, feedback_callback=on_feedback))]
-        resent = False
-        while time.monotonic() < deadline:
-            done = [w.future.result() for w in waits if w.future.done()]
-            accepted = [h for h in done if h is not None and h.accepted]
-            if accepted or (done and all(w.future.done() for w in waits)):
-                return accepted[0] if accepted else done[0]
-            if not resent and time.monotonic() > deadline - timeout + 3.0:
-                waits.append(FutureWait(client.send_goal_async(goal, feedback_callback=on_feedback)))
-                resent = True
-            time.sleep(0.05)
-        return None
-
     def run_task(self, task: str, say: Transcript, *, person: Optional[Person] = None, plan_only: bool = False,
                  max_rounds: int = 0, timeout: float = 600.0, wait_s: float = 5.0,
                  interrupted: Callable[[], bool] = lambda: False) -> Optional[TaskOutcome]:
         """Send ``task`` and print its progress; None (after saying why) when no suite answers."""
         from affplan_ros.action import ExecuteTask
-        from affplan_ros.nodes.base import FutureWait, ServerWatch
+        from affplan_ros.nodes.base import FutureWait, ServerWatch, send_goal
         from affplan_ros.srv import AskHuman
 
         name = self.name("execute_task")
@@ -208,7 +187,7 @@ class SuiteClient:
         try:
             say("task", repr(task))
             goal = ExecuteTask.Goal(task=task, plan_only=plan_only, max_rounds=max_rounds)
-            handle = self._send_goal(client, goal, on_feedback)
+            handle, _ = send_goal(client, goal, feedback_callback=on_feedback, timeout=15.0)
             if handle is None:
                 say("error", f"no answer from {name} within 15 s")
                 return None

@@ -306,9 +306,12 @@ class ToolSelectionLoop:
             rec.valid, rec.tool, rec.argument = True, call.tool.value, call.argument
             if call.tool is Tool.FAILURE:
                 rec.seconds = self.clock() - t0
-                last = next((r.result for r in reversed(result.rounds[:-1]) if r.result), "")
+                # Say what went wrong last (a failed execution, a tool error) rather than only the last round.
+                earlier = list(reversed(result.rounds[:-1]))
+                failed = next((r.result for r in earlier if r.result and (r.executed is False or r.error)), "")
+                last = failed or next((r.result for r in earlier if r.result), "")
                 return finish(StopReason.NO_TOOL, "the LLM found no tool that helps further"
-                              + (f"; the last round: {last}" if last else ""))
+                              + (f"; {'what failed' if failed else 'the last round'}: {last}" if last else ""))
             if stopped():
                 return finish(StopReason.CANCELED, f"canceled before running {call.tool.value}")
             self._notify("selected", rec)

@@ -5,7 +5,7 @@ import os
 import sys
 import threading
 import time
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, NoReturn, Optional, Sequence
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
@@ -88,14 +88,29 @@ def watch_parent(poll_s: float = 0.5, grace_s: float = 5.0) -> None:
 
 
 def run_node(factory: Callable[[], Node] | Sequence[Callable[[], Node]], args: Sequence[str] | None = None,
-             threads: int = 4) -> int:
+             threads: int = 4) -> NoReturn:
     """Create the node(s), spin them on one multi-threaded executor, shut down cleanly on
-    Ctrl-C/SIGTERM. Several factories compose nodes into one process (``nodes/all.py``).
+    Ctrl-C/SIGTERM, and end the process with the node's exit code. Several factories compose
+    nodes into one process (``nodes/all.py``). The process's entry point: it does not return.
 
     Prints ``READY`` on stdout once every node is constructed, so a parent (``affplan up``,
     tests) knows when it can talk to them. Started by the launcher, the node also stops when
     that parent dies (:func:`watch_parent`).
     """
+    code = _run_nodes(factory, args, threads)
+    # The nodes are shut down and every state file was written (and synced) when it changed.
+    # What is left is the interpreter's own teardown, where native libraries loaded in worker
+    # threads (SWI-Prolog through pyswip) now and then crash the process (SIGSEGV, seen when a
+    # suite stopped); the exit code must be the node's, not theirs.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
+
+
+def _run_nodes(factory, args, threads: int) -> int:
     factories = list(factory) if isinstance(factory, (list, tuple)) else [factory]
     rclpy.init(args=list(args) if args is not None else sys.argv)
     watch_parent()  # after init: rclpy's SIGINT handler turns its signal into a clean shutdown
@@ -124,6 +139,12 @@ def run_node(factory: Callable[[], Node] | Sequence[Callable[[], Node]], args: S
         return 0
     finally:
         for node in nodes:
+            # destroy_node leaves action servers and clients alone: destroyed here, so that
+            # their endpoints leave the graph now and nobody sends goals to a node that is gone.
+            for waitable in list(node.waitables):
+                destroy = getattr(waitable, "destroy", None)
+                if destroy is not None:
+                    destroy()
             node.destroy_node()
         rclpy.try_shutdown()  # rclpy's signal handler may have shut the context down meanwhile
 
@@ -255,6 +276,37 @@ def call_service(client, request, timeout: float, *, stop: Callable[[], bool] = 
             last_send = time.monotonic()
     return None, ("canceled while waiting for " if outcome == "stopped" else
                   f"no answer within {timeout:g} s from ") + client.srv_name
+
+
+def send_goal(client, goal, *, feedback_callback=None, timeout: float = 30.0, stop: Callable[[], bool] = lambda: False,
+              resend_after_s: float = 3.0) -> tuple[Optional[Any], str]:
+    """(goal handle, "done"), or (None, "stopped" | "timeout"). A goal that reaches a server
+    before the server has discovered us (just restarted) is lost without a word: after
+    ``resend_after_s`` of silence it goes out once more. The servers here accept one goal at a
+    time from its acceptance on, so a copy that arrives beside the original is rejected; the
+    first accepted handle wins (else the first answer)."""
+    waits = [FutureWait(client.send_goal_async(goal, feedback_callback=feedback_callback))]
+    start = time.monotonic()
+    deadline = start + timeout
+    while True:
+        done = [w.future.result() for w in waits if w.future.done()]
+        accepted = [h for h in done if h is not None and h.accepted]
+        if accepted or (done and len(done) == len(waits)):
+            return (accepted or done)[0], "done"
+        if stop():
+            outcome = "stopped"
+            break
+        if time.monotonic() > deadline:
+            outcome = "timeout"
+            break
+        if len(waits) == 1 and time.monotonic() - start > resend_after_s:
+            waits.append(FutureWait(client.send_goal_async(goal, feedback_callback=feedback_callback)))
+        time.sleep(0.05)
+    # Given up on: a goal still accepted later is canceled at once (it would run unobserved).
+    for w in waits:
+        w.future.add_done_callback(
+            lambda f: f.result().cancel_goal_async() if f.result() is not None and f.result().accepted else None)
+    return None, outcome
 
 
 def wait_for_action(node: Node, client, action_name: str, timeout: float) -> bool:

@@ -80,25 +80,21 @@ class ExecutorNode(Node):
         self.get_logger().info(f"executor ready: {len(self._skill_clients)} skill types, step limit {self.step_timeout:.0f} s")
 
     def _on_goal(self, _goal) -> GoalResponse:
-        # One plan at a time: a second plan while one runs is rejected, not queued.
-        if self._busy.locked():
+        # One plan at a time, from its acceptance on: a second plan (or a copy of this one that a
+        # client sent again) is rejected, never queued to run after it. _execute releases.
+        if not self._busy.acquire(blocking=False):
             self.get_logger().warning("plan rejected: another plan is running")
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 
     def _execute(self, goal_handle):
-        problem = self._plan_problem(goal_handle.request)
-        if problem:
-            goal_handle.abort()
-            self.get_logger().warn(f"plan rejected: {problem}")
-            return ExecutePlan.Result(message=f"plan rejected: {problem}", failure=failure_to_msg(
-                Failure(FailureCode.INVALID, "execute plan", "the plan was rejected", problem)))
-        # Refused, not queued: a second plan must never wait to run after the first.
-        if not self._busy.acquire(blocking=False):
-            goal_handle.abort()
-            return ExecutePlan.Result(message="plan rejected: another plan is running", failure=failure_to_msg(
-                Failure(FailureCode.UNAVAILABLE, "execute plan", "the plan was rejected", "another plan is running")))
         try:
+            problem = self._plan_problem(goal_handle.request)
+            if problem:
+                goal_handle.abort()
+                self.get_logger().warn(f"plan rejected: {problem}")
+                return ExecutePlan.Result(message=f"plan rejected: {problem}", failure=failure_to_msg(
+                    Failure(FailureCode.INVALID, "execute plan", "the plan was rejected", problem)))
             return self._run_plan(goal_handle)
         finally:
             self._busy.release()

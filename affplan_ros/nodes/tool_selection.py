@@ -51,8 +51,8 @@ from affplan_ros.core.memory import Memory
 from affplan_ros.msg import Plan
 from affplan_ros.nodes.base import (FutureWait, absolute_name, call_service, declare, declare_agents, declare_capabilities,
                                     declare_knowledge, declare_llm, guarded_execute, load_robot_model,
-                                    make_language_backend, require, run_node, serve, ServerWatch, wait_for_action,
-                                    WarmUp)
+                                    make_language_backend, require, run_node, send_goal, serve, ServerWatch,
+                                    wait_for_action, WarmUp)
 from affplan_ros.nodes.convert import failure_from_msg, step_text
 from affplan_ros.nodes.convert_memory import observation_from_msg, steps_from_msg, steps_to_msg
 from affplan_ros.srv import AskHuman, Command, GetMemory, Observe, PlanTask, UpdateMemory
@@ -131,28 +131,26 @@ class ToolSelectionNode(Node):
 
     # -- ExecuteTask -------------------------------------------------------------------------
     def _on_goal(self, goal) -> GoalResponse:
-        # One task at a time: a second one is refused, not queued (Command says why).
-        if self._busy.locked():
-            self.get_logger().warn(f"refused {goal.task!r}: busy with {self.current_task!r}")
+        # One task at a time, from its acceptance on: a second one (or a copy of this one that a
+        # client sent again) is refused, not queued (Command says why). _execute releases.
+        if not self._busy.acquire(blocking=False):
+            self.get_logger().warn(f"refused {goal.task[:100]!r}: busy with {self.current_task[:100]!r}")
             return GoalResponse.REJECT
+        self.current_task = " ".join(goal.task.split())[:200]
         return GoalResponse.ACCEPT
 
     def _execute(self, goal_handle):
         from affplan_ros.core.tool_selection import clean_task
 
         request = goal_handle.request
-        task, problem = clean_task(request.task, MAX_TASK_CHARS)
-        if not problem and request.max_rounds > MAX_ROUNDS:
-            problem = f"max_rounds is {request.max_rounds}; the limit is {MAX_ROUNDS} (0 = the node's parameter)"
-        if problem:
-            goal_handle.abort()
-            self.get_logger().warn(f"task refused: {problem}")
-            return ExecuteTask.Result(stop_reason="rejected", message=problem)
-        if not self._busy.acquire(blocking=False):
-            goal_handle.abort()
-            return ExecuteTask.Result(stop_reason="rejected", message=f"busy with {self.current_task!r}")
         try:
-            self.current_task = task
+            task, problem = clean_task(request.task, MAX_TASK_CHARS)
+            if not problem and request.max_rounds > MAX_ROUNDS:
+                problem = f"max_rounds is {request.max_rounds}; the limit is {MAX_ROUNDS} (0 = the node's parameter)"
+            if problem:
+                goal_handle.abort()
+                self.get_logger().warn(f"task refused: {problem}")
+                return ExecuteTask.Result(stop_reason="rejected", message=problem)
             return TaskRun(self, goal_handle, task).run()
         finally:
             self.current_task = ""
@@ -172,11 +170,10 @@ class ToolSelectionNode(Node):
         if not self._self_client.wait_for_server(timeout_sec=self.server_wait):
             response.accepted, response.message = False, "the ExecuteTask server of this node is not reachable"
             return response
-        sent = FutureWait(self._self_client.send_goal_async(ExecuteTask.Goal(task=task)))
-        if sent.until(time.monotonic() + 10.0) != "done" or not sent.future.result().accepted:
+        handle, _ = send_goal(self._self_client, ExecuteTask.Goal(task=task), timeout=10.0)
+        if handle is None or not handle.accepted:
             response.accepted, response.message = False, "the task was not accepted (busy?)"
             return response
-        handle = sent.future.result()
         response.accepted = True
         response.task_id = uuid.UUID(bytes=bytes(handle.goal_id.uuid)).hex
         response.message = (f"started; follow it on {self.resolve_topic_name('execute_task')}/_action/feedback "
@@ -486,21 +483,15 @@ class RosExecutor:
             index = first + fb.current_step
             run.say(f"step {index + 1}/{total} {fb.status}: {detail}", current_step=index, step_status=fb.status)
 
-        sent = FutureWait(node.execute_plan.send_goal_async(ExecutePlan.Goal(plan=plan), feedback_callback=relay))
         # Generous: on a loaded machine the goal response can take seconds; a lost one must not hang.
-        answered = sent.until(time.monotonic() + 30.0, run.canceled)
-        if answered != "done":
-            # Given up on: should the executor still accept the goal, it is canceled at once (it
-            # would run unobserved and make the executor refuse the next plan as busy).
-            sent.future.add_done_callback(
-                lambda f: f.result().cancel_goal_async() if f.result() is not None and f.result().accepted else None)
-        if answered != "done" or not sent.future.result().accepted:
+        handle, answered = send_goal(node.execute_plan, ExecutePlan.Goal(plan=plan), feedback_callback=relay,
+                                     timeout=30.0, stop=run.canceled)
+        if answered != "done" or not handle.accepted:
             what, why = {"done": ("the executor refused the plan", "it is busy with another plan"),
                          "stopped": ("the plan did not start", "the task was canceled")}.get(
                 answered, ("the plan did not start", f"the executor at {name} did not answer the goal within 30 s"))
             code = FailureCode.CANCELED if answered == "stopped" else FailureCode.UNAVAILABLE
             return ExecutionResult(False, 0, Failure(code, "execute plan", what, why))
-        handle = sent.future.result()
         finished = FutureWait(handle.get_result_async())
         executor = ServerWatch(node, name)
         outcome = finished.until(time.monotonic() + node.execute_timeout, lambda: run.canceled() or executor.gone())
