@@ -101,15 +101,19 @@ class NodeProcess:
 
 
 def stop_all(processes: Iterable[NodeProcess], timeout: float = 10.0) -> dict[str, int]:
-    """Interrupt every process at once, wait for all of them together at most ``timeout`` s,
-    then kill what is left; exit codes by name (negative: the signal that ended it)."""
+    """Interrupt the processes one after the other, in the order given, each given at most
+    ``timeout`` s before it is killed; exit codes by name (negative: the signal that ended it).
+
+    One at a time, not all at once: a node tearing down its DDS participant while its peers
+    vanished at the same moment crashed in native code now and then (SIGSEGV in rclpy's
+    destroy_node; measured on this 2-core machine with both cores loaded, a 5-node suite
+    started and stopped over and over: 1 crash in 50 node stops when all stopped together,
+    none in 75 one at a time)."""
     processes = list(processes)
     for proc in processes:
         proc.interrupt()
-    deadline = time.monotonic() + timeout
-    for proc in processes:
         try:
-            proc.proc.wait(max(0.0, deadline - time.monotonic()))
+            proc.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             proc.kill()
     for proc in processes:

@@ -63,6 +63,28 @@ def scripted_suite(tmp: Path, scenario: Path, script: dict, *, parameters: Optio
     assert all(code in (0, -9) for code in codes.values()), codes
 
 
+def served_client(namespace: str, name: str, timeout: float = 60.0):
+    """A SuiteClient that has discovered every service and action the sim suite serves (right
+    after start-up, on a loaded machine, discovery can take longer than a client's first wait)."""
+    from std_srvs.srv import Trigger
+
+    from affplan_ros.action import ExecutePlan, ExecuteTask
+    from affplan_ros.srv import GetMemory, Observe, PlanTask, ResetMemory, UpdateMemory
+    from affplan_ros.task_client import SuiteClient
+
+    client = SuiteClient(namespace, name)
+    try:
+        for kind, iface, what in (("service", GetMemory, "get_memory"), ("service", UpdateMemory, "update_memory"),
+                                  ("service", ResetMemory, "reset_memory"), ("service", Trigger, "reset_world"),
+                                  ("service", Observe, "observe"), ("service", PlanTask, "plan_task"),
+                                  ("action", ExecuteTask, "execute_task"), ("action", ExecutePlan, "execute_plan")):
+            assert client._client(kind, iface, what, timeout) is not None, f"{what} is not served"
+    except BaseException:
+        client.close()
+        raise
+    return client
+
+
 def run_task(client, task, person=None, cancel_when=None, timeout=120.0, plan_only=False):
     """(outcome, feedback messages) of ``task`` sent through the ExecuteTask action."""
     seen: list[str] = []

@@ -111,6 +111,9 @@ def run_node(factory: Callable[[], Node] | Sequence[Callable[[], Node]], args: S
 
 
 def _run_nodes(factory, args, threads: int) -> int:
+    import faulthandler
+
+    faulthandler.enable()  # a crash in native code (DDS, Prolog, torch) leaves its Python stack in the log
     factories = list(factory) if isinstance(factory, (list, tuple)) else [factory]
     rclpy.init(args=list(args) if args is not None else sys.argv)
     watch_parent()  # after init: rclpy's SIGINT handler turns its signal into a clean shutdown

@@ -8,7 +8,7 @@ import time
 import pytest
 import yaml
 
-from suite_support import STOVE_KITCHEN, run_task, scripted_suite
+from suite_support import STOVE_KITCHEN, run_task, scripted_suite, served_client
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -41,12 +41,10 @@ class Person:
 
 @pytest.fixture(scope="module")
 def client(tmp_path_factory):
-    from affplan_ros.task_client import SuiteClient
-
     tmp = tmp_path_factory.mktemp("approval")
     (tmp / "kitchen.yaml").write_text(yaml.safe_dump(SCENE))
     with scripted_suite(tmp, tmp / "kitchen.yaml", SCRIPT, parameters={"approval": "plan", "approval_timeout_s": 2.0}):
-        with SuiteClient(NS, "approval_test") as c:
+        with served_client(NS, "approval_test") as c:
             yield c
 
 

@@ -16,7 +16,7 @@ import time
 import pytest
 import yaml
 
-from suite_support import STOVE_KITCHEN, run_task, scripted_suite
+from suite_support import STOVE_KITCHEN, run_task, scripted_suite, served_client
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -204,9 +204,7 @@ def suite(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(suite):
-    from affplan_ros.task_client import SuiteClient
-
-    with SuiteClient(NS, "fuzz_test") as c:
+    with served_client(NS, "fuzz_test") as c:
         yield c
 
 

@@ -12,6 +12,24 @@ import yaml
 pytestmark = pytest.mark.ros
 
 NS = "/affplan"
+
+
+@pytest.fixture(autouse=True, scope="module")
+def camera_transport():
+    """Camera frames (1-2 MB a frame, best effort, as cameras publish) go through shared memory,
+    as they do between processes of one robot computer. Over UDP alone (what the other test
+    modules use, see conftest) a loaded machine drops a fragment of nearly every large frame, and
+    the node saw none in 90 s once. Nothing in this module is SIGKILLed, and the domain is the
+    module's own, so no shared-memory segment is left for another test."""
+    import os
+
+    before = os.environ.get("FASTDDS_BUILTIN_TRANSPORTS")
+    os.environ["FASTDDS_BUILTIN_TRANSPORTS"] = "DEFAULT"
+    yield
+    if before is None:
+        os.environ.pop("FASTDDS_BUILTIN_TRANSPORTS", None)
+    else:
+        os.environ["FASTDDS_BUILTIN_TRANSPORTS"] = before
 EXPECTED = {"table0", "cup0", "bowl0", "apple0", "bottle0"}
 
 

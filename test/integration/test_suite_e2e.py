@@ -15,7 +15,7 @@ import time
 import pytest
 import yaml
 
-from suite_support import run_task, scripted_suite
+from suite_support import run_task, scripted_suite, served_client
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -77,9 +77,7 @@ def suite(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def client(suite):
-    from affplan_ros.task_client import SuiteClient
-
-    with SuiteClient(NS, "e2e_test") as c:
+    with served_client(NS, "e2e_test") as c:
         yield c
 
 
