@@ -16,20 +16,24 @@ NS = "/affplan"
 
 @pytest.fixture(autouse=True, scope="module")
 def camera_transport():
-    """Camera frames (1-2 MB a frame, best effort, as cameras publish) go through shared memory,
-    as they do between processes of one robot computer. Over UDP alone (what the other test
-    modules use, see conftest) a loaded machine drops a fragment of nearly every large frame, and
-    the node saw none in 90 s once. Nothing in this module is SIGKILLed, and the domain is the
-    module's own, so no shared-memory segment is left for another test."""
+    """Camera frames (1-2 MB a frame, best effort, as cameras publish) go over Fast DDS's
+    LARGE_DATA transport (TCP and shared memory for data), as a robot computer should carry
+    them. Over UDP alone (what the other modules use, see conftest) a loaded machine dropped a
+    fragment of nearly every frame: the first test took 42 s idle and saw no frame in 90 s in a
+    fresh-clone CI run; with LARGE_DATA it takes 7-11 s with both cores busy. Nothing in this
+    module is SIGKILLed and the domain is the module's own: no shared-memory segment is left
+    for another test."""
     import os
 
     before = os.environ.get("FASTDDS_BUILTIN_TRANSPORTS")
-    os.environ["FASTDDS_BUILTIN_TRANSPORTS"] = "DEFAULT"
+    os.environ["FASTDDS_BUILTIN_TRANSPORTS"] = "LARGE_DATA"
     yield
     if before is None:
         os.environ.pop("FASTDDS_BUILTIN_TRANSPORTS", None)
     else:
         os.environ["FASTDDS_BUILTIN_TRANSPORTS"] = before
+
+
 EXPECTED = {"table0", "cup0", "bowl0", "apple0", "bottle0"}
 
 
@@ -268,6 +272,13 @@ def test_bad_frames_and_a_bad_model_are_reported_and_the_node_stays_up(tmp_path)
             # GenerateOam with an empty class list: refused with a reason.
             reply = call(node, executor, GenerateOam, "generate_oam", GenerateOam.Request(classes=[], strategy="logic"))
             assert not reply.success and "class list is empty" in reply.message
+            # Too many classes, a class that is no name, a huge one: refused before any LLM call.
+            for classes, why in ((["mug"] * 51, "the limit is 50"), (["cúp"], "is not a name"),
+                                 (["x" * 100_000], "characters long"), (["cup: carry"], "is not a name")):
+                reply = call(node, executor, GenerateOam, "generate_oam", GenerateOam.Request(classes=classes))
+                assert not reply.success and why in reply.message, (classes[:1], reply.message)
+            reply = call(node, executor, Observe, "observe", Observe.Request(location="(on cup0"))
+            assert not reply.success and "is not a name" in reply.message
     finally:
         assert proc.stop() == 0, "".join(proc.output)
     log = "".join(proc.output)
