@@ -137,19 +137,58 @@ def _run_nodes(factory, args, threads: int) -> int:
             executor.spin()
         except (KeyboardInterrupt, ExternalShutdownException):
             pass
-        finally:
-            executor.shutdown()
+        except Exception as exc:  # noqa: BLE001 - see below
+            # A callback that finishes while the stop signal shuts the context down (a canceled
+            # goal ending) can make spin raise on a handle that is gone: the node was stopping
+            # anyway, so that is said, not turned into a failed exit.
+            if rclpy.ok():
+                raise
+            _teardown_note("spin", exc)
+        _ignore_stop_signals()
+        _step("executor shutdown", executor.shutdown)
+        WarmUp.join_all(_WARM_UP_JOIN_S)
         return 0
     finally:
+        _ignore_stop_signals()
         for node in nodes:
             # destroy_node leaves action servers and clients alone: destroyed here, so that
             # their endpoints leave the graph now and nobody sends goals to a node that is gone.
             for waitable in list(node.waitables):
                 destroy = getattr(waitable, "destroy", None)
                 if destroy is not None:
-                    destroy()
-            node.destroy_node()
+                    _step("destroy an action endpoint", destroy)
+            _step("destroy_node", node.destroy_node)
         rclpy.try_shutdown()  # rclpy's signal handler may have shut the context down meanwhile
+
+
+# How long a stopping node waits for a warm-up still loading (it logs when it ends, and a log
+# call after rclpy finalized its logging can crash the process).
+_WARM_UP_JOIN_S = 5.0
+
+
+def _teardown_note(step: str, exc: BaseException) -> None:
+    try:
+        print(f"while stopping ({step}): {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
+    except (OSError, ValueError):
+        pass  # the parent closed our pipe
+
+
+def _step(what: str, action: Callable[[], Any]) -> None:
+    """One step of the teardown: a step that fails is said, and the next ones still run."""
+    try:
+        action()
+    except Exception as exc:  # noqa: BLE001 - teardown goes on
+        _teardown_note(what, exc)
+
+
+def _ignore_stop_signals() -> None:
+    """A node that is stopping ignores a second SIGINT/SIGTERM (``affplan up`` forwards every
+    signal it gets; a KeyboardInterrupt in the middle of the teardown ended a node with -2)."""
+    import signal
+
+    if threading.current_thread() is threading.main_thread():
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, signal.SIG_IGN)
 
 
 def _refuse_nameless(params):
@@ -343,23 +382,48 @@ def declare_agents(node: Node) -> dict:
     return profiles
 
 
+def background_log(node: Node, level: str, text: str) -> None:
+    """Log from a thread of our own (warm-up, detector loading) only while the node's context is
+    up: a stop signal shuts the context down at once and rclpy then finalizes its logging; a log
+    call after that crashed a node (SIGSEGV when `affplan up` was stopped 0.2 s after READY)."""
+    if node.context.ok():
+        getattr(node.get_logger(), level)(text)
+
+
 class WarmUp:
     """Heavy imports and loading in a thread of their own, so a node is READY at once; requests
     wait for it (:meth:`wait`). What failed is kept and reported with every request."""
 
+    _running: set[threading.Thread] = set()
+    _lock = threading.Lock()
+
     def __init__(self, node: Node, work: Callable[[], None]):
         self.error = ""
         self._node, self._done = node, threading.Event()
-        threading.Thread(target=self._run, args=(work,), name=f"{node.get_name()}-warm-up", daemon=True).start()
+        thread = threading.Thread(target=self._run, args=(work,), name=f"{node.get_name()}-warm-up", daemon=True)
+        with WarmUp._lock:
+            WarmUp._running.add(thread)
+        thread.start()
 
     def _run(self, work: Callable[[], None]) -> None:
         try:
             work()
         except Exception as exc:  # noqa: BLE001 - reported with every request
             self.error = f"{type(exc).__name__}: {exc}"
-            self._node.get_logger().error(f"{self._node.get_name()} cannot work: {self.error}")
+            background_log(self._node, "error", f"{self._node.get_name()} cannot work: {self.error}")
         finally:
             self._done.set()
+            with WarmUp._lock:
+                WarmUp._running.discard(threading.current_thread())
+
+    @classmethod
+    def join_all(cls, timeout: float) -> None:
+        """Wait (at most ``timeout`` in all) for warm-ups still running: called by a stopping node."""
+        deadline = time.monotonic() + timeout
+        with cls._lock:
+            threads = list(cls._running)
+        for thread in threads:
+            thread.join(max(0.0, deadline - time.monotonic()))
 
     def wait(self, timeout: float = 60.0) -> str:
         """Wait until the warm-up ended (at most ``timeout``); why the node cannot work yet (it

@@ -38,7 +38,7 @@ from affplan_ros.core.perception import PerceptionPipeline, PerceptionSettings
 from affplan_ros.env import config_file, share_dir
 from affplan_ros.msg import ObjectAffordances, SceneObservation
 from affplan_ros.core.limits import MAX_CLASSES, MAX_NAME_CHARS, name_problem
-from affplan_ros.nodes.base import LATCHED_QOS, SENSOR_QOS, declare, require, run_node, serve, subscribe
+from affplan_ros.nodes.base import LATCHED_QOS, SENSOR_QOS, background_log, declare, require, run_node, serve, subscribe
 from affplan_ros.nodes.convert import image_fields, image_msg, observation_to_msg
 from affplan_ros.srv import GenerateOam, Observe
 
@@ -137,12 +137,12 @@ class PerceptionNode(Node):
             with self._frame_ready:
                 self._detector_state, self._detector_error = "error", str(exc)
                 self._frame_ready.notify_all()
-            self.get_logger().error(f"detector not available: {exc}")
+            background_log(self, "error", f"detector not available: {exc}")
             return
         with self._frame_ready:
             self._detector_state = "ready"
             self._frame_ready.notify_all()
-        self.get_logger().info(f"detector ready in {detector.load_seconds:.1f} s: {detector.kind} at {detector.imgsz} px, "
+        background_log(self, "info", f"detector ready in {detector.load_seconds:.1f} s: {detector.kind} at {detector.imgsz} px, "
                                f"{len(detector.labels)} labels ({', '.join(detector.labels[:8])})")
 
     def _on_set_parameters(self, params) -> SetParametersResult:

@@ -23,7 +23,7 @@ from rclpy.node import Node
 
 from affplan_ros.core.limits import MAX_TASK_CHARS
 from affplan_ros.core.memory import Memory
-from affplan_ros.nodes.base import (call_service, declare, declare_agents, declare_capabilities, declare_knowledge,
+from affplan_ros.nodes.base import (background_log, call_service, declare, declare_agents, declare_capabilities, declare_knowledge,
                                     declare_llm, load_robot_model, make_language_backend, require, run_node, serve,
                                     WarmUp)
 from affplan_ros.nodes.convert_memory import steps_to_msg
@@ -72,7 +72,7 @@ class PlanningNode(Node):
         self._llm_problem = why
         self.goal_loop = GoalLoop(backend.model, GoalPromptBuilder(), checker, max_rounds=self.goal_rounds) \
             if backend else None
-        self.get_logger().info(f"planning: language backend: {backend.label if backend else why}")
+        background_log(self, "info", f"planning: language backend: {backend.label if backend else why}")
         import affplan_ros.core.planner  # noqa: F401 - Fast Downward's modules, now rather than at the first task
 
     def _on_plan(self, request, response):

@@ -49,7 +49,7 @@ from affplan_ros.core.failure import Failure, FailureCode
 from affplan_ros.core.limits import MAX_ROUNDS, MAX_TASK_CHARS
 from affplan_ros.core.memory import Memory
 from affplan_ros.msg import Plan
-from affplan_ros.nodes.base import (FutureWait, absolute_name, call_service, declare, declare_agents, declare_capabilities,
+from affplan_ros.nodes.base import (FutureWait, absolute_name, background_log, call_service, declare, declare_agents, declare_capabilities,
                                     declare_knowledge, declare_llm, guarded_execute, load_robot_model,
                                     make_language_backend, require, run_node, send_goal, serve, ServerWatch,
                                     wait_for_action, WarmUp)
@@ -126,7 +126,7 @@ class ToolSelectionNode(Node):
         self.oam, self.domain = load_robot_model(self._oam_file, self.capabilities)
         backend, self._problem = make_language_backend(self.llm_config, self.oam)
         self.llm = backend.model if backend else None
-        self.get_logger().info(f"tool selection: language backend: {backend.label if backend else self._problem}; "
+        background_log(self, "info", f"tool selection: language backend: {backend.label if backend else self._problem}; "
                                f"approval: {self.approval.value}")
 
     # -- ExecuteTask -------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Optional, Protocol
+from typing import Any, Optional, Protocol
 
 
 class DriverUnavailable(RuntimeError):
@@ -72,6 +72,20 @@ def _wait(future, timeout_s: float, cancel) -> str:
     return FutureWait(future).until(time.monotonic() + timeout_s, cancel)
 
 
+def _send(client, goal, cancel, what: str) -> tuple[Optional[Any], str]:
+    """(accepted goal handle, "") or (None, why not). A goal sent before the server discovered us
+    is lost without a word; :func:`~affplan_ros.nodes.base.send_goal` sends it once more after 3 s
+    of silence. No answer and a refusal are told apart: they have different causes on a robot."""
+    from affplan_ros.nodes.base import send_goal
+
+    handle, outcome = send_goal(client, goal, timeout=10.0, stop=cancel)
+    if handle is None:
+        return None, "canceled" if outcome == "stopped" else f"{what} did not answer the goal within 10 s"
+    if not handle.accepted:
+        return None, f"{what} refused the goal"
+    return handle, ""
+
+
 class Nav2Navigator:
     """Base motion through Nav2's NavigateToPose action (``nav2_msgs``)."""
 
@@ -92,10 +106,9 @@ class Nav2Navigator:
             return f"Nav2 does not answer at {self.client._action_name}"
         goal = self._type.Goal()
         goal.pose = pose.to_msg(self.node.get_clock().now().to_msg())
-        sent = self.client.send_goal_async(goal)
-        if _wait(sent, 10.0, cancel) != "done" or not sent.result().accepted:
-            return "Nav2 refused the goal"
-        handle = sent.result()
+        handle, why = _send(self.client, goal, cancel, "Nav2")
+        if handle is None:
+            return why
         done = handle.get_result_async()
         outcome = _wait(done, timeout_s, cancel)
         if outcome != "done":
@@ -157,10 +170,10 @@ class GripperActions:
             return f"the {hand} gripper does not answer"
         goal = self._type.Goal()
         goal.command.position, goal.command.max_effort = float(position), float(max_effort)
-        sent = client.send_goal_async(goal)
-        if _wait(sent, 10.0, cancel) != "done" or not sent.result().accepted:
-            return f"the {hand} gripper refused the command"
-        done = sent.result().get_result_async()
+        handle, why = _send(client, goal, cancel, f"the {hand} gripper")
+        if handle is None:
+            return why
+        done = handle.get_result_async()
         if _wait(done, 15.0, cancel) != "done":
             return f"the {hand} gripper did not finish"
         return None
