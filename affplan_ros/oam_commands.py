@@ -24,7 +24,8 @@ def default_cache_path() -> Path:
 
 def configure_show(p: argparse.ArgumentParser) -> None:
     p.add_argument("--oam", help="OAM file (YAML ours or AutoGPT+P JSON; default: the built-in kitchen OAM)")
-    p.add_argument("--cache", help=f"generated entries (default: ${ENV_CACHE} or ~/.cache/affplan_ros/oam_generated.yaml)")
+    p.add_argument("--cache",
+                   help=f"generated entries (default: ${ENV_CACHE} or ~/.cache/affplan_ros/oam_generated.yaml)")
 
 
 def configure_generate(p: argparse.ArgumentParser) -> None:
@@ -38,8 +39,9 @@ def configure_generate(p: argparse.ArgumentParser) -> None:
 
 
 def show(args: argparse.Namespace) -> int:
-    from .core.oam import load_oam
-    from .core.oam_generation import OamCache, OamGenerationError
+    from affplan_ros.core.knowledge.affordance_questions import OamGenerationError
+    from affplan_ros.core.knowledge.oam import load_oam
+    from affplan_ros.core.knowledge.oam_generation import OamCache
 
     try:
         oam = load_oam(args.oam or None)
@@ -65,10 +67,15 @@ def show(args: argparse.Namespace) -> int:
 
 
 def generate(args: argparse.Namespace) -> int:
-    from .core.goal_loop import ChatModelError
-    from .core.oam_generation import OamCache, OamGenerationError, generate_mapping
-    from .llm.config import MissingAPIKeyError, NoEndpointError, require_endpoint
-    from .llm.oam_prompts import make_oam_generator
+    from affplan_ros.core.goals.loop import ChatModelError
+    from affplan_ros.core.knowledge.affordance_questions import OamGenerationError
+    from affplan_ros.core.knowledge.oam_generation import OamCache, generate_mapping
+    from affplan_ros.llm.config import (
+        MissingAPIKeyError,
+        NoEndpointError,
+        require_endpoint,
+    )
+    from affplan_ros.llm.oam_prompts import make_oam_generator
 
     cache = OamCache(args.cache or default_cache_path())
     try:

@@ -203,7 +203,8 @@ class SuiteClient:
                 why = (f"the suite's task server at {name} stopped during the task (its node exited or was "
                        "restarted): how far the task got is unknown; `affplan memory` shows what the robot knows")
                 say("error", why)
-                return TaskOutcome(GoalStatus.STATUS_ABORTED, ExecuteTask.Result(stop_reason="error", message=why))
+                return TaskOutcome(GoalStatus.STATUS_ABORTED,
+                                   ExecuteTask.Result(stop_reason=ExecuteTask.Result.STOP_ERROR, message=why))
             by_user = outcome == "stopped"
             if outcome != "done":
                 say("cancel", "canceling the task ..." if by_user else f"no result within {timeout:g} s; canceling")
@@ -222,7 +223,10 @@ def print_result(say: Transcript, outcome: TaskOutcome) -> None:
     from affplan_ros.nodes.convert import step_text
 
     res = outcome.result
-    say("result", f"{'SUCCESS' if res.success else 'FAILED'} ({res.stop_reason}): {res.message}")
+    answered = f" (answered by: {', '.join(res.answered_by)})" if res.answered_by else ""
+    say("result", f"{'SUCCESS' if res.success else 'FAILED'} ({res.stop_reason}): {res.message}{answered}")
+    if res.learned:
+        say.more("learned: " + "; ".join(res.learned))
     if res.final_plan.steps:
         say.more("final plan: " + "; ".join(step_text(s) for s in res.final_plan.steps))
     say.more(f"{res.rounds} round(s), {res.llm_calls} language backend call(s), {res.prompt_tokens} prompt + "
@@ -252,7 +256,7 @@ def run_ask(args: argparse.Namespace) -> int:
 def run_memory(args: argparse.Namespace) -> int:
     import json
 
-    from affplan_ros.core.memory import Memory
+    from affplan_ros.core.model.memory import Memory
     from affplan_ros.srv import GetMemory, ResetMemory
 
     with SuiteClient(args.namespace, "affplan_memory") as client:

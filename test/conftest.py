@@ -26,8 +26,9 @@ os.environ.setdefault("FASTDDS_BUILTIN_TRANSPORTS", "UDPv4")
 
 def _interfaces_built() -> str | None:
     try:
-        import affplan_ros.msg  # noqa: F401
         import rclpy  # noqa: F401
+
+        import affplan_ros.msg  # noqa: F401
     except ImportError as exc:
         return str(exc)
     return None

@@ -50,7 +50,9 @@ class ScriptedTasks:
 
     def __call__(self, messages: list[dict], body: dict):
         from affplan_ros.llm.fake_server import FakeReply
-        from affplan_ros.llm.recovery_prompting import recovery_prompt_kind as prompt_kind
+        from affplan_ros.llm.recovery_prompting import (
+            recovery_prompt_kind as prompt_kind,
+        )
 
         users = [m.get("content") or "" for m in messages if m.get("role") == "user"]
         last = users[-1] if users else ""

@@ -6,7 +6,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Optional
 
-
 # A small kitchen (a scenario file's content): banana and cup on the table, an empty counter,
 # an apple on the stove the robot has not looked at yet.
 STOVE_KITCHEN = {
@@ -14,7 +13,8 @@ STOVE_KITCHEN = {
     "objects": ["table:0", "counter:0", "stove:0", "cup:0", "banana:0", "apple:0", "human:0", "robot:0"],
     "relations": ["on cup:0 table:0", "on banana:0 table:0", "on apple:0 stove:0", "at robot:0 table:0",
                   "at human:0 table:0"],
-    "locations": {"table0": ["table:0", "cup:0", "banana:0"], "counter0": ["counter:0"], "stove0": ["stove:0", "apple:0"]},
+    "locations": {"table0": ["table:0", "cup:0", "banana:0"], "counter0": ["counter:0"],
+                  "stove0": ["stove:0", "apple:0"]},
     "explored": ["table0", "counter0"],
 }
 
@@ -28,11 +28,11 @@ def scripted_suite(tmp: Path, scenario: Path, script: dict, *, parameters: Optio
     config/sim.yaml. Yields (suite, env); on the way out the suite stops, each node's log is
     kept in ``tmp``, and every node must have exited cleanly."""
     import yaml
+    from scripted_llm import ScriptedTasks
 
     from affplan_ros.env import share_dir
     from affplan_ros.llm.fake_server import FakeChatServer
     from affplan_ros.suite import start_suite
-    from scripted_llm import ScriptedTasks
 
     tmp.mkdir(parents=True, exist_ok=True)
     params = yaml.safe_load((share_dir() / "config" / "sim.yaml").read_text())

@@ -29,7 +29,8 @@ def test_arguments_override_and_substitute(tmp_path):
     sim = desc.node("sim_world")
     assert sim.namespace == "/robot1" and sim.params == {"scenario": "/x.yaml", "time_scale": "0"}
     own = sim.ros_args()[-1]                             # the node's own parameters come last and win
-    assert yaml.safe_load(open(own)) == {"/robot1/sim_world": {"ros__parameters": {"scenario": "/x.yaml", "time_scale": 0}}}
+    assert yaml.safe_load(open(own)) == {
+        "/robot1/sim_world": {"ros__parameters": {"scenario": "/x.yaml", "time_scale": 0}}}
     assert sim.args == ["--ros-args", "--log-level", "info"] and sim.params_files[0].endswith("config/sim.yaml")
     assert desc.args["time_scale"][0] == "0"
     with pytest.raises(LaunchError, match="has no argument"):
@@ -41,7 +42,8 @@ def test_unsupported_launch_features_are_refused_by_name(tmp_path):
     bad.write_text('<launch><include file="other.launch.xml"/></launch>')
     with pytest.raises(LaunchError, match="<include> is not supported"):
         parse_launch(bad)
-    bad.write_text('<launch><node pkg="affplan_ros" exec="memory"><param name="a" value="$(var nope)"/></node></launch>')
+    bad.write_text('<launch><node pkg="affplan_ros" exec="memory">'
+                   '<param name="a" value="$(var nope)"/></node></launch>')
     with pytest.raises(LaunchError, match=r"\$\(var nope\) is not a declared argument"):
         parse_launch(bad)
     bad.write_text('<launch><node pkg="other_pkg" exec="talker"/></launch>')

@@ -17,8 +17,16 @@ import time
 from pathlib import Path
 from typing import Any, Sequence
 
-from .autogptp import OAM_HELP, load_oam_spec, oam_spec
-from .report import rate
+from affplan_ros.bench.autogptp import OAM_HELP, load_oam_spec, oam_spec
+from affplan_ros.bench.frame import (
+    CaseWork,
+    command,
+    recorded,
+    resolve_jobs,
+    run_cases,
+    save,
+)
+from affplan_ros.bench.report import rate
 
 SETS = ("simple", "medium", "complex")
 # Cases the original data makes impossible: case id -> evidence (shown in summary.md).
@@ -34,9 +42,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Ask for an alternative to a missing object on the alternative-suggestion scenarios (paper Table III), "
         "affordance-guided (Algorithm 2) or naively; a case succeeds when the proposal is an allowed one.")
     parser.epilog = "example: affplan bench alternative --method naive --llm endpoint --out results/alt_naive"
-    from .scripted import add_common_options
+    from affplan_ros.bench.scripted import add_common_options
 
-    add_common_options(parser, out="results/alternative", logs="logs/alternative_suggestion",
+    add_common_options(parser, name="alternative", logs="logs/alternative_suggestion",
                        jobs_help="cases in parallel (processes; default 1)")
     parser.add_argument("--set", default="all", choices=[*SETS, "all"], help="difficulty (default: all)")
     parser.add_argument("--method", default="affordance", choices=["affordance", "naive"],
@@ -44,27 +52,25 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--oam", help=OAM_HELP)
 
 
+@command
 def run(args: argparse.Namespace) -> int:
-    from .scripted import prepare_or_explain
+    from affplan_ros.bench.scripted import prepare_with_llm
 
-    cfg = prepare_or_explain(args, prepare, "alternative")
-    if cfg is None:
-        return 2
+    cfg = prepare_with_llm(args, prepare)
     label = cfg["llm_label"]
     out = Path(args.out)
     print(f"bench alternative: {len(cfg['cases'])} cases, method {args.method}, llm={label} -> {out}", flush=True)
     t0 = time.monotonic()
-    results = run_cases(cfg["cases"], cfg["worker"], jobs=max(1, args.jobs or 1))
+    results = run_cases(cfg["cases"], case_work(cfg["worker"]), resolve_jobs(args.jobs, cap=1))
     report = build_report(results, cfg, time.monotonic() - t0)
-    write_outputs(report, out)
     for name, s in report["sets"].items():
         print(f"{name:8s} success {rate(s['success'], s['cases']):>12s}")
-    print(f"wrote {out / 'results.json'}, {out / 'summary.md'}, {out / 'alternative_bench.png'}")
+    write_outputs(report, out)
     return 0
 
 
 def prepare(args: argparse.Namespace) -> dict:
-    from .datasets import resolve_data_dir
+    from affplan_ros.bench.datasets import resolve_data_dir
 
     data = resolve_data_dir(args.data)
     ev = data / "evaluation"
@@ -84,7 +90,8 @@ def prepare(args: argparse.Namespace) -> dict:
             if args.case and cid not in args.case:
                 continue
             cases.append({"id": cid, "set": name, "index": i, "task": row["task"].strip(),
-                          "scene_file": row["scene_file"].strip(), "scene_path": str(ev / "scenes" / row["scene_file"].strip()),
+                          "scene_file": row["scene_file"].strip(),
+                          "scene_path": str(ev / "scenes" / row["scene_file"].strip()),
                           "missing": row["missing_object"].strip(), "alternatives": row["alternatives"].split(),
                           "paper": paper[name][i] if i < len(paper[name]) else None})
     if args.case and not cases:
@@ -98,7 +105,8 @@ def paper_record(path: Path) -> list[dict]:
     if not path.is_file():
         return []
     out = []
-    for m in re.finditer(r"Missing: (\S+) - Substitution: (.*?) - Desired: \[(.*?)\]", path.read_text(errors="replace")):
+    text = path.read_text(errors="replace")
+    for m in re.finditer(r"Missing: (\S+) - Substitution: (.*?) - Desired: \[(.*?)\]", text):
         allowed = [x.strip(" '\"") for x in m.group(3).split(",")]
         out.append({"substitution": m.group(2).strip(), "success": m.group(2).strip() in allowed})
     return out
@@ -108,8 +116,8 @@ _W: dict[str, Any] = {}
 
 
 def init_worker(cfg: dict) -> None:
-    from ..llm.loop_factory import make_alternative_suggester
-    from .scripted import WorkerLLM
+    from affplan_ros.bench.scripted import WorkerLLM
+    from affplan_ros.llm.loop_factory import make_alternative_suggester
 
     _W.clear()
     oam = load_oam_spec(cfg["oam"])
@@ -117,17 +125,13 @@ def init_worker(cfg: dict) -> None:
     _W["suggester"] = make_alternative_suggester(_W["llm"].client, oam, method=cfg["method"])
 
 
-def run_cases(cases: Sequence[dict], worker: dict, jobs: int = 1) -> list[dict]:
-    from .parallel import run_parallel
+def case_work(worker: dict) -> CaseWork:
+    """The cases' work for :func:`~affplan_ros.bench.frame.run_cases` (``worker``: settings per process)."""
+    return CaseWork(run=run_case, empty=_empty, failed=_failed, line=_line, init=init_worker, init_arg=worker)
 
-    def note(i: int, r: dict) -> None:
-        print(f"  {'ok  ' if r['success'] else 'FAIL'} {r['id']} {r['missing']} -> {r['alternative']} "
-              f"{r['failure'] or ''}"[:200], flush=True)
 
-    def crashed(case: dict, exc: Exception) -> dict:
-        return {**_empty(case), "error": f"worker failed: {type(exc).__name__}: {exc}", "failure": "worker failed"}
-
-    return run_parallel(cases, run_case, jobs=jobs, init=init_worker, init_arg=worker, on_result=note, on_crash=crashed)
+def _line(r: dict) -> str:
+    return f"{r['id']} {r['missing']} -> {r['alternative']} {r['failure'] or ''}"[:200]
 
 
 def _empty(case: dict) -> dict:
@@ -138,32 +142,40 @@ def _empty(case: dict) -> dict:
 
 
 def run_case(case: dict) -> dict:
-    from ..core.scene_io import load_scene
-
     t0 = time.monotonic()
     r = _empty(case)
-    try:
-        note = _W["llm"].start_case(case["id"])
-        if note:
-            r["notes"].append(note)
-        scene = load_scene(case["scene_path"])
-        classes = [o.class_name for o in scene.objects.values() if not o.is_agent]
-        allowed = known_classes(case["alternatives"], _W["suggester"].oam, r["notes"])
-        res = _W["suggester"].suggest(case["missing"], case["task"], classes)
-        r.update(alternative=res.alternative, branches=res.branches, required=res.required,
-                 candidates=res.candidates, rarest=res.rarest, llm_calls=res.llm_calls,
-                 tokens={"prompt": res.prompt_tokens, "completion": res.completion_tokens},
-                 unused_answers=_W["llm"].unused(), error=res.error)
-        r["success"] = res.alternative in allowed
-        if not r["success"]:
-            r["failure"] = (f"proposed {res.alternative}, allowed: {', '.join(allowed)}"
-                            if res.alternative else res.message)
-    except Exception as exc:  # noqa: BLE001 - recorded, the run goes on
-        r["error"] = r["failure"] = f"{type(exc).__name__}: {exc}"
+    if _run_case(case, r):
+        _failed(r)
     r["seconds"] = round(time.monotonic() - t0, 4)
     if not r["success"]:
         r["evidence"] = DATA_NOTES.get(r["id"])
     return r
+
+
+def _failed(r: dict) -> None:
+    """A case that raised (``r["error"]`` set): the error is its failure."""
+    r["failure"] = r["error"]
+
+
+@recorded
+def _run_case(case: dict, r: dict) -> None:
+    from affplan_ros.core.files.scene_io import load_scene
+
+    note = _W["llm"].start_case(case["id"])
+    if note:
+        r["notes"].append(note)
+    scene = load_scene(case["scene_path"])
+    classes = [o.class_name for o in scene.objects.values() if not o.is_agent]
+    allowed = known_classes(case["alternatives"], _W["suggester"].oam, r["notes"])
+    res = _W["suggester"].suggest(case["missing"], case["task"], classes)
+    r.update(alternative=res.alternative, branches=res.branches, required=res.required,
+             candidates=res.candidates, rarest=res.rarest, llm_calls=res.llm_calls,
+             tokens={"prompt": res.prompt_tokens, "completion": res.completion_tokens},
+             unused_answers=_W["llm"].unused(), error=res.error)
+    r["success"] = res.alternative in allowed
+    if not r["success"]:
+        r["failure"] = (f"proposed {res.alternative}, allowed: {', '.join(allowed)}"
+                        if res.alternative else res.message)
 
 
 def known_classes(names: Sequence[str], oam, notes: list) -> list[str]:
@@ -228,13 +240,16 @@ def summary_markdown(report: dict) -> str:
 
 
 def write_outputs(report: dict, out: Path) -> None:
-    from .report import bar_chart, pct, write_files
+    save(out, report, summary_markdown(report), plot=("alternative_bench.png", lambda path: write_plot(report, path)))
 
-    write_files(out, report, summary_markdown(report))
+
+def write_plot(report: dict, path: Path) -> None:
+    from affplan_ros.bench.report import bar_chart, pct
+
     s = report["sets"]
     names = list(s)
     series = [(f"ours ({report['method']})", [pct(s[n]["success"], s[n]["cases"]) for n in names]),
               (f"paper GPT-4 ({report['method']})", [pct(s[n]["paper"]["success"], s[n]["paper"]["cases"])
                                                      if "paper" in s[n] else 0.0 for n in names])]
-    bar_chart(out / "alternative_bench.png", names, series, title=f"Alternative suggestion — {report['llm']}",
+    bar_chart(path, names, series, title=f"Alternative suggestion — {report['llm']}",
               ylabel="% correct alternatives")

@@ -18,12 +18,20 @@ from __future__ import annotations
 
 import argparse
 import csv
-import os
 import re
 import statistics
 import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
+
+from affplan_ros.bench.frame import (
+    CaseWork,
+    command,
+    recorded,
+    resolve_jobs,
+    run_cases,
+    save,
+)
 
 SETS = ("plan", "partial", "exploration", "alternative", "complex")
 GROUND_TRUTH_OAM = "simulation_classes_ground_truth_.json"
@@ -53,9 +61,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "the user. A case succeeds when the world ends in the desired goal.")
     parser.epilog = ("example: affplan bench autogptp --set exploration --llm scripted:answers.yaml --out "
                      "results/autogptp   (answers.yaml maps case ids such as exploration#0 to the LLM's answers)")
-    from .scripted import add_common_options
+    from affplan_ros.bench.scripted import add_common_options
 
-    add_common_options(parser, out="results/autogptp", logs="logs/autogpt_p",
+    add_common_options(parser, name="autogptp", logs="logs/autogpt_p",
                        jobs_help="cases in parallel (processes; default: min(2, CPUs), 1 for endpoint)")
     parser.add_argument("--set", default="all", choices=[*SETS, "all"], help="scenario set (default: all)")
     parser.add_argument("--oam", help=OAM_HELP)
@@ -67,33 +75,30 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-seconds", type=float, default=600.0, help="wall-time bound per case (default: 600)")
 
 
+@command
 def run(args: argparse.Namespace) -> int:
-    from .scripted import prepare_or_explain
+    from affplan_ros.bench.report import rate
+    from affplan_ros.bench.scripted import prepare_with_llm
 
-    cfg = prepare_or_explain(args, prepare, "autogptp")
-    if cfg is None:
-        return 2
+    cfg = prepare_with_llm(args, prepare)
     mode, label = cfg["worker"]["llm"], cfg["llm_label"]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    jobs = args.jobs or (1 if mode["kind"] == "endpoint" else min(2, os.cpu_count() or 1))
+    jobs = resolve_jobs(args.jobs, cap=2, endpoint=mode["kind"] == "endpoint")
     print(f"bench autogptp: {len(cfg['cases'])} cases, llm={label}, jobs={jobs} -> {out}", flush=True)
     t0 = time.monotonic()
-    results = run_cases(cfg["cases"], cfg["worker"], jobs=jobs, progress=True)
+    results = run_cases(cfg["cases"], case_work(cfg["worker"]), jobs)
     report = build_report(results, cfg, time.monotonic() - t0)
-    write_outputs(report, out)
-    from .report import rate
-
     for name, s in report["sets"].items():
         print(f"{name:12s} success {rate(s['success'], s['cases']):>12s}  minimal tool calls "
               f"{rate(s['minimal_tools'], s['cases']):>12s}  minimal plan {rate(s['minimal_plan'], s['cases']):>12s}")
-    print(f"wrote {out / 'results.json'}, {out / 'summary.md'}, {out / 'autogptp_bench.png'}")
+    write_outputs(report, out)
     return 0
 
 
 def oam_spec(option: Optional[str], data: Path) -> str:
     """The OAM files to merge (comma-separated): ``--oam`` or the default; each must exist."""
-    from .datasets import sim_oam_path
+    from affplan_ros.bench.datasets import sim_oam_path
 
     if option:
         paths = [Path(p.strip()) for p in option.split(",") if p.strip()]
@@ -108,7 +113,7 @@ def oam_spec(option: Optional[str], data: Path) -> str:
 
 def load_oam_spec(spec: str):
     """One OAM from comma-separated files, later files overriding classes of earlier ones."""
-    from ..core.oam import load_oam
+    from affplan_ros.core.knowledge.oam import load_oam
 
     oam = None
     for p in spec.split(","):
@@ -119,8 +124,8 @@ def load_oam_spec(spec: str):
 
 def prepare(args: argparse.Namespace) -> dict:
     """Cases and worker settings from the options; raises with a clear message on bad input."""
-    from ..core.scene_io import read_scenarios
-    from .datasets import resolve_data_dir
+    from affplan_ros.bench.datasets import resolve_data_dir
+    from affplan_ros.core.files.scene_io import read_scenarios
 
     data = resolve_data_dir(args.data)
     ev = data / "evaluation"
@@ -167,7 +172,7 @@ def paper_record(path: Path, n: int) -> dict:
         return {"log": None, "per_case": []}
     per_case = []
     for block in path.read_text(encoding="utf-8", errors="replace").split("NEW CASE")[1:][:n]:
-        def flag(label: str) -> Optional[bool]:
+        def flag(label: str, block: str = block) -> Optional[bool]:
             m = re.search(rf"{label}:\s*(True|False)", block)
             return _FLAG[m.group(1).lower()] if m else None
         tools = re.search(r"Used tools ([^\n]*)", block)
@@ -184,39 +189,28 @@ _W: dict[str, Any] = {}
 
 
 def init_worker(cfg: dict) -> None:
-    from .scripted import WorkerLLM
+    from affplan_ros.bench.scripted import WorkerLLM
 
     _W.clear()
     _W["cfg"] = cfg
     _W["oam"] = load_oam_spec(cfg["oam"])
     _W["llm"] = WorkerLLM(cfg["llm"], oam=_W.get("oam"))
     try:
-        from ..core.semantic_check import SemanticChecker
+        from affplan_ros.core.goals.semantics import SemanticChecker
 
         _W["semantic"], _W["semantic_error"] = SemanticChecker(), None
     except Exception as exc:  # noqa: BLE001 - Prolog missing: said in every case, the run goes on
         _W["semantic"], _W["semantic_error"] = None, f"semantic check unavailable: {exc}"
 
 
-def run_cases(cases: Sequence[dict], worker: dict, jobs: int = 1, progress: bool = False) -> list[dict]:
-    from .parallel import run_parallel
+def case_work(worker: dict) -> CaseWork:
+    """The cases' work for :func:`~affplan_ros.bench.frame.run_cases` (``worker``: settings per process)."""
+    return CaseWork(run=run_case, empty=empty_result, failed=_failed, line=_line, init=init_worker, init_arg=worker)
 
-    done = [0]
 
-    def note(i: int, r: dict) -> None:
-        done[0] += 1
-        if progress:
-            flag = "ok  " if r["success"] else "FAIL"
-            print(f"[{done[0]:3d}/{len(cases)}] {flag} {r['id']} tools {r['tool_calls']}/{r['min_tool_calls']} "
-                  f"{r['task'][:50]!r} {r.get('failure') or ''}"[:220], flush=True)
-
-    def crashed(case: dict, exc: Exception) -> dict:
-        r = empty_result(case)
-        r["error"] = r["failure"] = f"worker failed: {type(exc).__name__}: {exc}"
-        return r
-
-    return run_parallel(cases, run_case, jobs=jobs, init=init_worker, init_arg=worker,
-                        on_result=note, on_crash=crashed)
+def _line(r: dict) -> str:
+    return (f"{r['id']} tools {r['tool_calls']}/{r['min_tool_calls']} {r['task'][:50]!r} "
+            f"{r.get('failure') or ''}")[:210]
 
 
 def empty_result(case: dict) -> dict:
@@ -241,9 +235,16 @@ def allowed_substitutions(path: Optional[str]) -> set[tuple[str, str]]:
 
 def desired_dnf(text: str, scene, oam):
     """The scenario's desired goal as a DNF (data fixes noted): ``(dnf, notes)``."""
-    from ..core.domain import build_task
-    from ..core.goal import GoalError, parse_goal, to_dnf
-    from .derived import carryables, expand_free, normalize_desired, uses_derived
+    from affplan_ros.bench.derived import (
+        carryables,
+        expand_free,
+        normalize_desired,
+        uses_derived,
+    )
+    from affplan_ros.core.goals.errors import GoalError
+    from affplan_ros.core.goals.extraction import parse_goal
+    from affplan_ros.core.goals.formula import to_dnf
+    from affplan_ros.core.planning.task import build_task
 
     notes = []
     try:
@@ -278,22 +279,25 @@ def run_case(case: dict) -> dict:
     """One scenario start to end; any exception becomes the case's recorded error."""
     t0 = time.monotonic()
     r = empty_result(case)
-    try:
-        _run_case(case, r)
-    except Exception as exc:  # noqa: BLE001 - recorded, the run goes on
-        r["error"] = f"{type(exc).__name__}: {exc}"
-        r["failure"] = r["failure"] or f"error: {r['error']}"
-        r["success"] = r["minimal_tools"] = r["minimal_plan"] = False
+    if _run_case(case, r):
+        _failed(r)
     r["seconds"]["total"] = round(time.monotonic() - t0, 4)
     if not (r["success"] and r["minimal_tools"]):
         r["evidence"] = KNOWN_LIMITS.get(r["id"])
     return r
 
 
+def _failed(r: dict) -> None:
+    """A case that raised (``r["error"]`` set): failed, whatever it had reached."""
+    r["failure"] = r["failure"] or f"error: {r['error']}"
+    r["success"] = r["minimal_tools"] = r["minimal_plan"] = False
+
+
+@recorded
 def _run_case(case: dict, r: dict) -> None:
-    from ..core.scene_io import load_scene
-    from ..llm.loop_factory import make_tool_loop
-    from ..sim.executor import SimulatedExecutor
+    from affplan_ros.core.files.scene_io import load_scene
+    from affplan_ros.llm.loop_factory import make_tool_loop
+    from affplan_ros.sim.executor import SimulatedExecutor
 
     cfg, oam, llm = _W["cfg"], _W["oam"], _W["llm"]
     scene = load_scene(case["scene_path"])
@@ -388,7 +392,7 @@ def build_report(results: Sequence[dict], cfg: dict, seconds: float = 0.0) -> di
 
 
 def summary_markdown(report: dict) -> str:
-    from .report import rate
+    from affplan_ros.bench.report import rate
 
     w = report["worker"]
     L = ["# AutoGPT+P tool-selection benchmark (`affplan bench autogptp`, paper Table VII)\n",
@@ -422,7 +426,7 @@ def summary_markdown(report: dict) -> str:
     bad = [r for r in report["cases"] if not r["success"] or not r["minimal_tools"]]
     known = [r for r in bad if r.get("evidence")]
     if known:
-        rest = [r for r in report["cases"] if not (r in known)]
+        rest = [r for r in report["cases"] if r not in known]
         L.append(f"Without the {len(known)} cases whose cause lies outside the loop (documented below: planner "
                  f"time limit, domain gap, data): success {rate(sum(r['success'] for r in rest), len(rest))}, "
                  f"minimal tool calls {rate(sum(r['minimal_tools'] for r in rest), len(rest))}.\n")
@@ -450,9 +454,12 @@ def summary_markdown(report: dict) -> str:
 
 
 def write_outputs(report: dict, out: Path) -> None:
-    from .report import bar_chart, pct, write_files
+    save(out, report, summary_markdown(report), plot=("autogptp_bench.png", lambda path: write_plot(report, path)))
 
-    write_files(out, report, summary_markdown(report))
+
+def write_plot(report: dict, path: Path) -> None:
+    from affplan_ros.bench.report import bar_chart, pct
+
     s = report["sets"]
     names = list(s)
     series = [("success", [pct(s[n]["success"], s[n]["cases"]) for n in names]),
@@ -460,5 +467,5 @@ def write_outputs(report: dict, out: Path) -> None:
     if any("paper" in s[n] for n in names):
         series.append(("paper GPT-4 success", [pct(s[n]["paper"]["success"], s[n]["paper"]["cases"])
                                                if "paper" in s[n] else 0.0 for n in names]))
-    bar_chart(out / "autogptp_bench.png", [PAPER_NAMES.get(n, n) for n in names], series,
+    bar_chart(path, [PAPER_NAMES.get(n, n) for n in names], series,
               title=f"AutoGPT+P tool selection — {report['llm']}", ylabel="% of scenarios")

@@ -59,7 +59,7 @@ class ScenarioSet:
 
 def autogpt_root() -> Optional[Path]:
     """``.../datasets/autogpt_p`` if this machine has ../shared (or AFFPLAN_SHARED), else None."""
-    from ..env import shared_data_dir
+    from affplan_ros.env import shared_data_dir
 
     datasets = shared_data_dir()
     if datasets is None or not (datasets / "autogpt_p").is_dir():
@@ -118,7 +118,7 @@ def default_oam_path(family: str, data_dir: Optional[Path] = None) -> Path:
 
 
 def load_sim_oam(path: Optional[Path] = None, data_dir: Optional[Path] = None):
-    from ..core.oam import load_oam
+    from affplan_ros.core.knowledge.oam import load_oam
 
     return load_oam(path or sim_oam_path(data_dir))
 

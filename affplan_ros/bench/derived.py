@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from ..core.goal import And, Goal, Literal, Not, Or
+from affplan_ros.core.goals.formula import And, Goal, Literal, Not, Or
 
 
 def uses_derived(goal: Goal) -> bool:

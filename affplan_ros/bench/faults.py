@@ -35,6 +35,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
+from affplan_ros.bench.frame import BenchSetupError, command, output_option, save
+
 # One session in the simulated kitchen (config/scenarios/kitchen.yaml): each request the
 # offline interpreter understands; the cycle starts from the scenario again after its last one.
 TASKS = ("put the plate on the counter", "bring me the apple from the fridge", "give me the cup",
@@ -65,7 +67,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="a task with no result after this many seconds counts as hung (default: %(default)s)")
     parser.add_argument("--time-scale", type=float, default=0.1,
                         help="the simulated skills' speed (default: %(default)s: 10x real time)")
-    parser.add_argument("--out", default="results/faults", help="output folder (default: %(default)s)")
+    output_option(parser, "faults")
 
 
 @dataclass
@@ -91,16 +93,15 @@ class TaskRecord:
     transcript: list[str] = field(default_factory=list)   # the task's last feedback messages
 
 
+@command
 def run(args: argparse.Namespace) -> int:
     if args.tasks < 1 or not 0 <= args.kill_rate <= 1 or args.task_timeout <= 0 or args.time_scale < 0:
-        print("affplan bench faults: --tasks >= 1, --kill-rate in [0, 1], --task-timeout > 0, --time-scale >= 0",
-              flush=True)
-        return 2
+        raise BenchSetupError("--tasks >= 1, --kill-rate in [0, 1], --task-timeout > 0, --time-scale >= 0")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     report = FaultBench(out, args.tasks, args.seed, args.kill_rate, args.task_timeout, args.time_scale).run()
+    print(summary_markdown(report), flush=True)
     write_report(out, report)
-    print((out / "summary.md").read_text(encoding="utf-8"), flush=True)
     bad = report["totals"]
     return 0 if bad["hung"] == 0 and bad["facts_lost"] == 0 and bad["knowledge_lost"] == 0 and \
         bad["unexplained_failures"] == 0 and bad["died_unasked"] == 0 else 1
@@ -281,7 +282,8 @@ class FaultBench:
         self._start()
         knowledge_before = self._knowledge_entries()
         try:
-            with SuiteClient(self.suite.description.args.get("namespace", ("affplan", ""))[0], "bench_faults") as client:
+            namespace = self.suite.description.args.get("namespace", ("affplan", ""))[0]
+            with SuiteClient(namespace, "bench_faults") as client:
                 self.client = client
                 client.node.create_subscription(SceneObservation, client.name("observation"), self._on_observation,
                                                 LATCHED_QOS)
@@ -320,7 +322,8 @@ class FaultBench:
         stop.set()
         if killer is not None:
             killer.join(90.0)
-        rec = TaskRecord(i, task, "hung", seconds=round(time.monotonic() - t0, 2), killed_during=record.get("killed", ""),
+        rec = TaskRecord(i, task, "hung", seconds=round(time.monotonic() - t0, 2),
+                         killed_during=record.get("killed", ""),
                          transcript=[m[:200] for m in messages[:3] + messages[3:][-7:]])
         if outcome is None:
             rec.outcome, rec.message = "failed", (messages[-1] if messages else "no answer from the suite")
@@ -384,7 +387,8 @@ def malformed_inputs() -> list[tuple[str, Callable]]:
         def send(client) -> str:
             from affplan_ros.srv import UpdateMemory
 
-            got, error = client.call(UpdateMemory, "update_memory", UpdateMemory.Request(memory_json=json_text, **fields))
+            request = UpdateMemory.Request(memory_json=json_text, **fields)
+            got, error = client.call(UpdateMemory, "update_memory", request)
             return error if got is None else f"success={got.success}: {got.message[:120]}"
         return send
 
@@ -413,10 +417,11 @@ def malformed_inputs() -> list[tuple[str, Callable]]:
         return error if got is None else f"accepted={got.accepted}: {got.message[:120]}"
 
     def execute_plan(client) -> str:
+        from rclpy.action import ActionClient
+
         from affplan_ros.action import ExecutePlan
         from affplan_ros.msg import Plan, PlanStep
         from affplan_ros.nodes.base import FutureWait
-        from rclpy.action import ActionClient
 
         ac = ActionClient(client.node, ExecutePlan, client.name("execute_plan"))
         try:
@@ -440,8 +445,10 @@ def malformed_inputs() -> list[tuple[str, Callable]]:
 
 # -- the report --------------------------------------------------------------------------------------
 def write_report(out: Path, report: dict) -> None:
-    from affplan_ros.bench.report import write_files
+    save(out, report, summary_markdown(report), plot=("faults.png", lambda path: _plot(path, report)))
 
+
+def summary_markdown(report: dict) -> str:
     t = report["totals"]
     lines = [
         f"# bench faults: {t['tasks']} tasks, seed {report['seed']}, kill rate {report['kill_rate']}",
@@ -459,7 +466,8 @@ def write_report(out: Path, report: dict) -> None:
         f"{t['knowledge_entries_after']} after) |",
         f"| nodes that died without being killed | {t['died_unasked']} |",
         f"| kills (during tasks) | {t['kills']} ({t['kills_during_tasks']}) |",
-        f"| malformed inputs / rounds of late observations | {t['malformed_inputs']} / {t['late_observation_rounds']} |",
+        f"| malformed inputs / rounds of late observations | {t['malformed_inputs']} / "
+        f"{t['late_observation_rounds']} |",
         f"| recovery after a kill, median (max) | {t['recovery_median_s']} s ({t['recovery_max_s']} s) |",
         "",
         "Recovery by node (median s): " + ", ".join(f"{n} {s}" for n, s in t["recovery_median_s_by_node"].items()),
@@ -476,8 +484,7 @@ def write_report(out: Path, report: dict) -> None:
     if lost:
         lines += ["## Facts lost", ""] + [f"- {f['kind']} {f['target']} before task {f['task'] + 1}: "
                                           f"{', '.join(f['facts_lost'][:10])}" for f in lost] + [""]
-    write_files(out, report, "\n".join(lines))
-    _plot(out / "faults.png", report)
+    return "\n".join(lines)
 
 
 def _plot(path: Path, report: dict) -> None:

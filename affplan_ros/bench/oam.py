@@ -18,7 +18,7 @@ LLM modes:
 Affordance definitions: by default the original AutoGPT+P files when ../shared is present
 (``proposed_affordances_alternative.csv`` for the formulas, ``proposed_affordances.csv`` for the
 single yes/no questions, as in the paper), else the project's own
-(``core/data/affordance_questions.yaml``); ``--affordances ours`` or a file path chooses.
+(``core/knowledge/data/affordance_questions.yaml``); ``--affordances ours`` or a file path chooses.
 
 Writes results.json, summary.md and oam_bench.png to --out. Module-level imports stay light.
 """
@@ -26,21 +26,23 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
-import sys
 import time
 from pathlib import Path
-from typing import Optional, Sequence
+from typing import Sequence
+
+from affplan_ros.bench.frame import (
+    BenchSetupError,
+    command,
+    jobs_option,
+    output_option,
+    save,
+)
 
 GT_RELATIVE = Path("autogpt_p") / "chat_gpt_oam" / "ground_truth" / "simulation_classes_ground_truth.csv"
 DEFS_RELATIVE = Path("autogpt_p") / "object_affordance_mapping" / "data" / "affordances"
 # F1 of GPT-4 in the AutoGPT+P paper (Table II, 70 classes), for the summary's reference column.
 PAPER_F1_GPT4 = {"list": 0.62, "yesno": 0.86, "logic": 0.89}
 MAX_BRUTE_FORCE_ATOMS = 16
-
-
-class BenchSetupError(RuntimeError):
-    """Bad options or missing data: a clear message and exit code 2."""
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -51,7 +53,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="list | yesno | logic | all, or a comma-separated choice (default: %(default)s)")
     parser.add_argument("--llm", default=None, metavar="MODE",
                         help="scripted:FILE (answers from the mapping in FILE) | endpoint (AFFPLAN_LLM_BASE_URL ...)")
-    parser.add_argument("--out", default="results/oam", help="output folder (default: %(default)s)")
+    output_option(parser, "oam")
     parser.add_argument("--affordances", default="auto", metavar="FILE|ours|auto",
                         help="affordance definitions with formulas (default auto: the original "
                              "proposed_affordances_alternative.csv when ../shared exists, else ours)")
@@ -59,7 +61,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="single yes/no questions for the yesno strategy (default with the original "
                              "definitions: proposed_affordances.csv)")
     parser.add_argument("--limit", type=int, help="only the first N classes of the ground truth")
-    parser.add_argument("--jobs", type=int, default=1, help="classes asked in parallel (threads; default 1)")
+    jobs_option(parser, "classes asked in parallel (threads; default 1)", default=1)
     parser.add_argument("--max-retries", type=int, default=2,
                         help="re-asks when a yes/no answer is neither yes nor no (default: %(default)s)")
     parser.add_argument("--max-seconds-per-class", type=float, default=600.0, help="time bound per class")
@@ -92,9 +94,9 @@ def score(predicted: dict[str, set[str]], truth: dict[str, set[str]]) -> dict:
 def scripted_answers(mapping: dict[str, set[str]], classes: Sequence[str], defs, strategy: str) -> dict[str, str]:
     """user message -> answer, for every question the generator can ask about ``classes``
     (grouped as the generator groups them: classes per list prompt, questions per yes/no prompt)."""
-    from ..core.detection import display_name
-    from ..core.oam_generation import OamGenerator
-    from ..llm.oam_prompts import OamPromptBuilder
+    from affplan_ros.core.knowledge.oam_generation import OamGenerator
+    from affplan_ros.core.perception.detection import display_name
+    from affplan_ros.llm.oam_prompts import OamPromptBuilder
 
     prompts = OamPromptBuilder()
     gen = OamGenerator(None, prompts, defs)  # type: ignore[arg-type] - only its grouping is used
@@ -136,7 +138,7 @@ def atom_assignment(has: set[str], defs) -> dict[str, bool]:
         groups = [g for g in groups if g not in touching] + [(merged_atoms, merged_defs)]
     answer: dict[str, bool] = {}
     for atoms, group_defs in groups:
-        def agreement(values: dict[str, bool]) -> int:
+        def agreement(values: dict[str, bool], group_defs: list = group_defs) -> int:
             return sum(d.formula.evaluate(values.__getitem__) == (d.name in has) for d in group_defs)
 
         if len(atoms) <= MAX_BRUTE_FORCE_ATOMS:
@@ -156,7 +158,7 @@ def atom_assignment(has: set[str], defs) -> dict[str, bool]:
 
 
 def _scripted_server(table: dict[str, str], retry_text: str):
-    from ..llm.fake_server import FakeChatServer
+    from affplan_ros.llm.fake_server import FakeChatServer
 
     def respond(messages: list[dict], _body: dict) -> str:
         users = [m.get("content", "") for m in messages if m.get("role") == "user"]
@@ -173,8 +175,8 @@ def _scripted_server(table: dict[str, str], retry_text: str):
 # -- running ------------------------------------------------------------------------------------
 
 def _resolve_defs(args) -> tuple[list, str]:
-    from ..core.oam_generation import OamGenerationError, load_affordance_questions
-    from ..env import shared_data_dir
+    from affplan_ros.core.knowledge.affordance_questions import OamGenerationError, load_affordance_questions
+    from affplan_ros.env import shared_data_dir
 
     shared = shared_data_dir()
     original = shared / DEFS_RELATIVE if shared else None
@@ -192,14 +194,18 @@ def _resolve_defs(args) -> tuple[list, str]:
         defs = load_affordance_questions(path, questions)
     except OamGenerationError as exc:
         raise BenchSetupError(str(exc)) from exc
-    label = "project definitions (core/data/affordance_questions.yaml)" if path is None else \
+    label = "project definitions (core/knowledge/data/affordance_questions.yaml)" if path is None else \
         f"{path}" + (f" + questions {questions}" if questions else "")
     return defs, label
 
 
 def _endpoint_config():
     """The endpoint of ``--llm endpoint``, checked before any class is asked."""
-    from ..llm.config import MissingAPIKeyError, NoEndpointError, require_endpoint
+    from affplan_ros.llm.config import (
+        MissingAPIKeyError,
+        NoEndpointError,
+        require_endpoint,
+    )
 
     try:
         return require_endpoint()
@@ -210,9 +216,10 @@ def _endpoint_config():
 def run_strategy(strategy: str, classes: list[str], defs, client, model: str, args) -> dict:
     from concurrent.futures import ThreadPoolExecutor
 
-    from ..core.goal_loop import ChatModelError
-    from ..core.oam_generation import OamGenerationError, OamGenerator
-    from ..llm.oam_prompts import OamPromptBuilder
+    from affplan_ros.core.goals.loop import ChatModelError
+    from affplan_ros.core.knowledge.affordance_questions import OamGenerationError
+    from affplan_ros.core.knowledge.oam_generation import OamGenerator
+    from affplan_ros.llm.oam_prompts import OamPromptBuilder
 
     gen = OamGenerator(client, OamPromptBuilder(), defs, model_name=model, max_format_retries=args.max_retries,
                        max_seconds_per_class=args.max_seconds_per_class)
@@ -225,7 +232,7 @@ def run_strategy(strategy: str, classes: list[str], defs, client, model: str, ar
 
     step = gen.classes_per_call
     t0 = time.monotonic()
-    with ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = [r for rs in pool.map(group, [classes[i:i + step] for i in range(0, len(classes), step)])
                    for r in rs]
     wall = time.monotonic() - t0
@@ -233,28 +240,24 @@ def run_strategy(strategy: str, classes: list[str], defs, client, model: str, ar
 
 
 def _failed(cls, strategy, model, error):
-    from ..core.oam_generation import ClassResult
+    from affplan_ros.core.knowledge.oam_generation import ClassResult
 
     return ClassResult(cls, strategy, model, error=error)
 
 
+@command
 def run(args: argparse.Namespace) -> int:
-    try:
-        report = _run(args)
-    except BenchSetupError as exc:
-        print(f"affplan bench oam: {exc}", file=sys.stderr)
-        return 2
-    out = Path(args.out)
-    write_outputs(report, out)
+    report = _run(args)
     print(_table(report))
-    print(f"wrote {out / 'results.json'}, {out / 'summary.md'}, {out / 'oam_bench.png'}")
+    write_outputs(report, Path(args.out))
     return 0
 
 
 def _run(args) -> dict:
-    from ..core.oam_generation import OamGenerationError, read_mapping
-    from ..env import shared_data_dir
-    from ..llm.oam_prompts import OamPromptBuilder
+    from affplan_ros.core.knowledge.affordance_questions import OamGenerationError
+    from affplan_ros.core.knowledge.oam_generation import read_mapping
+    from affplan_ros.env import shared_data_dir
+    from affplan_ros.llm.oam_prompts import OamPromptBuilder
 
     if not args.llm:
         raise BenchSetupError("--llm is required: scripted:FILE or endpoint")
@@ -293,8 +296,8 @@ def _run(args) -> dict:
               "truth_affordances_not_asked": sorted({a for affs in truth.values() for a in affs} - asked),
               "strategies": {}}
     retry_text = OamPromptBuilder().retry_message()
-    from ..llm.client import ChatClient
-    from ..llm.config import LLMConfig
+    from affplan_ros.llm.client import ChatClient
+    from affplan_ros.llm.config import LLMConfig
 
     for strategy in strategies:
         server = None
@@ -344,7 +347,7 @@ def _table(report: dict) -> str:
 
 
 def summary_md(report: dict) -> str:
-    lines = [f"# LLM object-affordance mapping against ground truth (AutoGPT+P Table II layout)", "",
+    lines = ["# LLM object-affordance mapping against ground truth (AutoGPT+P Table II layout)", "",
              f"* ground truth: `{report['ground_truth']}` ({report['classes']} classes)",
              f"* LLM: {report['llm']} (model `{report['model']}`)",
              f"* affordance definitions: {report['definitions']}",
@@ -368,10 +371,7 @@ def summary_md(report: dict) -> str:
 
 
 def write_outputs(report: dict, out: Path) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(report, indent=1, sort_keys=False))
-    (out / "summary.md").write_text(summary_md(report))
-    _plot(report, out / "oam_bench.png")
+    save(out, report, summary_md(report), plot=("oam_bench.png", lambda path: _plot(report, path)))
 
 
 def _plot(report: dict, path: Path) -> None:

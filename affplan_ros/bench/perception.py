@@ -15,16 +15,17 @@ Writes results.json, summary.md and perception_bench.png to --out.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
-import sys
 import time
 from pathlib import Path
+
+from affplan_ros.bench.frame import command, output_option, save, setup_errors
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default="models/kitchen_shapes.pt",
-                        help="weights or architecture YAML; relative paths also looked up in config/ (default: %(default)s)")
+                        help="weights or architecture YAML; relative paths also looked up in config/ "
+                             "(default: %(default)s)")
     parser.add_argument("--imgsz", type=int, default=0,
                         help="detector input size; 0 = the size the model was trained at, else 640 (default)")
     parser.add_argument("--frames", type=int, default=50, help="frames to time (default: %(default)s)")
@@ -35,12 +36,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--confidence", type=float, default=0.35)
     parser.add_argument("--threads", type=int, default=0, help="torch CPU threads (0 = torch's default)")
     parser.add_argument("--settings", help="perception settings YAML (default: config/perception_settings.yaml)")
-    parser.add_argument("--out", default="results/perception", help="output folder (default: %(default)s)")
+    output_option(parser, "perception")
 
 
 def _match(objects, truth, synonyms: dict[str, str]) -> tuple[int, int, int, dict]:
     """Greedy IoU >= 0.5 matching of detected objects to drawn ones of the same class."""
-    from ..core.oad import iou
+    from affplan_ros.core.perception.oad import iou
 
     gt = [(synonyms.get(t.label, t.label), t.box) for t in truth]
     used: set[int] = set()
@@ -58,16 +59,21 @@ def _match(objects, truth, synonyms: dict[str, str]) -> tuple[int, int, int, dic
     return tp, len(objects) - tp, len(gt) - tp, mapping
 
 
+@command
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from ..core.detection import DetectorError
-    from ..core.oam import load_oam
-    from ..core.perception import PerceptionConfigError, PerceptionPipeline, PerceptionSettings
-    from ..env import config_file, share_dir
-    from ..sim.camera import random_scene, render
+    from affplan_ros.core.knowledge.oam import load_oam
+    from affplan_ros.core.perception.detection import DetectorError
+    from affplan_ros.core.perception.pipeline import (
+        PerceptionConfigError,
+        PerceptionPipeline,
+        PerceptionSettings,
+    )
+    from affplan_ros.env import config_file, share_dir
+    from affplan_ros.sim.camera import random_scene, render
 
-    try:
+    with setup_errors(PerceptionConfigError, DetectorError):
         settings = PerceptionSettings.from_file(config_file("perception_settings.yaml", args.settings or ""),
                                                 {"model": args.model, "imgsz": args.imgsz,
                                                  "confidence": args.confidence})
@@ -75,9 +81,6 @@ def run(args: argparse.Namespace) -> int:
         t0 = time.perf_counter()
         detector = pipeline.load_detector([share_dir() / "config", Path.cwd()])
         load_s = time.perf_counter() - t0
-    except (PerceptionConfigError, DetectorError) as exc:
-        print(f"affplan bench perception: {exc}", file=sys.stderr)
-        return 2
     import torch
 
     if args.threads:
@@ -117,13 +120,8 @@ def run(args: argparse.Namespace) -> int:
                       "correct": rc, "found": rf, "true": rt},
         "per_frame": frames,
     }
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(result, indent=1))
-    (out / "summary.md").write_text(_summary(result))
-    _plot(result, out / "perception_bench.png")
     print(_summary(result))
-    print(f"wrote {out / 'results.json'}, {out / 'summary.md'}, {out / 'perception_bench.png'}")
+    save(args.out, result, _summary(result), plot=("perception_bench.png", lambda path: _plot(result, path)))
     return 0
 
 

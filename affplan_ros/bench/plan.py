@@ -14,17 +14,30 @@ LLM modes:
   endpoint       the LLM configured in the environment (AFFPLAN_LLM_BASE_URL, ...)
 
 Writes results.json, summary.md and plan_bench.png to --out.  Module-level imports stay light
-(argparse only) so `affplan --help` is fast.
+(argparse and the bench frame) so `affplan --help` is fast.
 """
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
+
+from affplan_ros.bench.frame import (
+    BenchSetupError,
+    CaseWork,
+    command,
+    default_out,
+    jobs_option,
+    output_option,
+    recorded,
+    resolve_jobs,
+    run_cases,
+    save,
+    setup_errors,
+)
+from affplan_ros.bench.report import rate
 
 DEFAULT_TIME_LIMIT = 60.0
 DATA_DIR = Path(__file__).resolve().parent / "data"
@@ -37,7 +50,7 @@ DEFAULT_ROUNDS = 10
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    from .datasets import set_names  # light: no planner imports
+    from affplan_ros.bench.datasets import set_names  # light: no planner imports
 
     parser.add_argument("--data", help="the original autogpt_p data folder (default: "
                                        "../shared/datasets/autogpt_p/autogpt_p/data, or AFFPLAN_SHARED)")
@@ -48,7 +61,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="oracle (default) | offline (the offline instruction interpreter) | replay:FILE "
                              "(CSV task,goal) | replay:paper (GPT-4 answers "
                              "from the paper's logs) | endpoint (AFFPLAN_LLM_BASE_URL ...)")
-    parser.add_argument("--out", default="results/plan", help="output folder (default: %(default)s)")
+    output_option(parser, "plan")
     parser.add_argument("--logs", help="the paper's logs/planning folder (default: beside --data)")
     parser.add_argument("--paper-correction", default="on", choices=["on", "off"],
                         help="which paper logs to replay/compare: self-correction on (default) or off")
@@ -69,41 +82,37 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="run only this case (0-based index in its set, e.g. simple_task#27); repeatable")
     parser.add_argument("--from-results", metavar="DIR",
                         help="only re-render summary.md and the plot from DIR/results.json (no planning)")
-    parser.add_argument("--jobs", type=int, default=None,
-                        help="cases in parallel (processes; default: min(4, CPUs), 1 for endpoint)")
+    jobs_option(parser, "cases in parallel (processes; default: min(4, CPUs), 1 for endpoint)")
 
 
+@command
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "from_results", None):
-        return rerender(Path(args.from_results), Path(args.out) if args.out != "results/plan" else None)
-    try:
-        cfg = _prepare(args)
-    except BenchSetupError as exc:
-        print(f"affplan bench plan: {exc}", file=sys.stderr)
-        return 2
+        return rerender(Path(args.from_results), Path(args.out) if args.out != default_out("plan") else None)
+    cfg = _prepare(args)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     print(f"bench plan: {len(cfg['cases'])} cases in {len(cfg['sets'])} set(s), llm={cfg['llm_label']}, "
           f"jobs={cfg['jobs']} -> {out}", flush=True)
-    results = run_cases(cfg["cases"], cfg["worker"], jobs=cfg["jobs"], progress=True)
+    results = run_cases(cfg["cases"], case_work(cfg["worker"]), cfg["jobs"])
     report = build_report(results, cfg, seconds=time.monotonic() - t0)
-    write_outputs(report, out)
     _print_table(report)
-    print(f"wrote {out / 'results.json'}, {out / 'summary.md'}, {out / 'plan_bench.png'}")
+    write_outputs(report, out)
     return 0
 
 
-class BenchSetupError(RuntimeError):
-    """Bad options or missing data: reported with a clear message, exit code 2."""
-
-
 def _prepare(args: argparse.Namespace) -> dict:
-    from ..core.scene_io import read_scenarios
-    from .datasets import DataNotFoundError, default_oam_path, resolve_data_dir, scenario_sets
-    from .replay import ReplayBook, extract_paper_replay
+    from affplan_ros.bench.datasets import (
+        DataNotFoundError,
+        default_oam_path,
+        resolve_data_dir,
+        scenario_sets,
+    )
+    from affplan_ros.bench.replay import ReplayBook, extract_paper_replay
+    from affplan_ros.core.files.scene_io import read_scenarios
 
-    try:
+    with setup_errors(DataNotFoundError, ValueError):
         data = resolve_data_dir(args.data)
         sets = scenario_sets(data, args.set)
         oams: dict[str, str] = {}
@@ -118,8 +127,6 @@ def _prepare(args: argparse.Namespace) -> dict:
                 if not p.is_file():
                     raise DataNotFoundError(f"OAM file {p} not found")
             oams[s.name] = ",".join(str(p) for p in paths)
-    except (DataNotFoundError, ValueError) as exc:
-        raise BenchSetupError(str(exc)) from exc
 
     llm = args.llm.strip()
     book: Optional[ReplayBook] = None
@@ -131,7 +138,11 @@ def _prepare(args: argparse.Namespace) -> dict:
     elif llm == "offline":
         kind, label = "offline", "offline instruction interpreter (no LLM; declines what it does not understand)"
     elif llm == "endpoint":
-        from ..llm.config import MissingAPIKeyError, NoEndpointError, require_endpoint
+        from affplan_ros.llm.config import (
+            MissingAPIKeyError,
+            NoEndpointError,
+            require_endpoint,
+        )
 
         try:
             conf = require_endpoint()
@@ -147,10 +158,8 @@ def _prepare(args: argparse.Namespace) -> dict:
             book = ReplayBook(rows, f"paper GPT-4 logs (self-correction {corr})")
             label = f"replay of the paper's GPT-4 answers (logs, self-correction {corr})"
         else:
-            try:
+            with setup_errors(OSError, ValueError):
                 book = ReplayBook.from_csv(Path(src))
-            except (OSError, ValueError) as exc:
-                raise BenchSetupError(str(exc)) from exc
             label = f"replay {src}"
             paper = _paper_record_quiet(data, sets, logs, args.paper_correction)
     else:
@@ -163,7 +172,7 @@ def _prepare(args: argparse.Namespace) -> dict:
         sf = read_scenarios(s.csv)
         seen: dict[str, int] = {}
         for i, c in enumerate(sf.cases[: args.limit] if args.limit else sf.cases):
-            from .replay import normalize_task
+            from affplan_ros.bench.replay import normalize_task
 
             occ = seen.get(normalize_task(c.task), 0)
             seen[normalize_task(c.task)] = occ + 1
@@ -189,12 +198,12 @@ def _prepare(args: argparse.Namespace) -> dict:
             if args.case and f"{s.name}#{i}" not in args.case:
                 continue
             cases.append(spec)
-    jobs = args.jobs if args.jobs else (1 if kind == "endpoint" else min(4, os.cpu_count() or 1))
+    jobs = resolve_jobs(args.jobs, cap=4, endpoint=kind == "endpoint")
     worker = {"kind": kind, "oams": sorted(set(oams.values())), "mode": args.mode, "time_limit": args.time_limit,
               "prune": not args.no_prune, "semantic": not args.no_semantic, "max_rounds": args.max_rounds,
               "max_llm_seconds": args.max_llm_seconds, "endpoint": endpoint}
     paper_sets = {k: {kk: vv for kk, vv in v.items() if kk != "per_case"} for k, v in paper.items()}
-    return {"cases": cases, "worker": worker, "jobs": max(1, jobs), "sets": [s.name for s in sets],
+    return {"cases": cases, "worker": worker, "jobs": jobs, "sets": [s.name for s in sets],
             "llm_label": label, "llm": llm, "data": str(data), "paper": paper_sets,
             "options": {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(args).items()
                         if k not in ("func",)}}
@@ -219,7 +228,7 @@ def _paper_fields(row: dict) -> dict:
 
 def _paper_record_quiet(data: Path, sets, logs: Optional[Path], correction: str) -> dict:
     """The paper's per-set record if its logs are there; {} otherwise (never fails the run)."""
-    from .replay import extract_paper_replay
+    from affplan_ros.bench.replay import extract_paper_replay
 
     try:
         return extract_paper_replay(data, sets, logs, "gpt_4", correction)[1]
@@ -232,7 +241,7 @@ def _paper_record_quiet(data: Path, sets, logs: Optional[Path], correction: str)
 
 
 class ReplayChat:
-    """A :class:`~affplan_ros.core.goal_loop.ChatModel` that answers from a list, in order.
+    """A :class:`~affplan_ros.core.goals.loop.ChatModel` that answers from a list, in order.
 
     When the list is used up it repeats the last answer, so a wrong answer that keeps
     failing the checks runs into the loop's bound like a stubborn LLM would.  No answer at
@@ -244,7 +253,7 @@ class ReplayChat:
         self.calls = 0
 
     def complete(self, messages):
-        from ..core.goal_loop import Completion
+        from affplan_ros.core.goals.loop import Completion
 
         text = self.answers[min(self.calls, len(self.answers) - 1)] if self.answers else ""
         self.calls += 1
@@ -258,7 +267,7 @@ _WORKER: dict[str, Any] = {}
 
 
 def _init_worker(cfg: dict) -> None:
-    from ..llm.prompting import GoalPromptBuilder
+    from affplan_ros.llm.prompting import GoalPromptBuilder
 
     _WORKER.clear()
     _WORKER["cfg"] = cfg
@@ -268,53 +277,37 @@ def _init_worker(cfg: dict) -> None:
     _WORKER["semantic_error"] = None
     if cfg["semantic"]:
         try:
-            from ..core.semantic_check import SemanticChecker
+            from affplan_ros.core.goals.semantics import SemanticChecker
 
             _WORKER["semantic"] = SemanticChecker()
         except Exception as exc:  # noqa: BLE001 - Prolog missing: say so in every case, keep going
             _WORKER["semantic_error"] = f"semantic check unavailable: {exc}"
     _WORKER["client"] = None
     if cfg["kind"] == "endpoint":
-        from ..llm.client import ChatClient
-        from ..llm.config import LLMConfig
+        from affplan_ros.llm.client import ChatClient
+        from affplan_ros.llm.config import LLMConfig
 
         _WORKER["client"] = ChatClient(LLMConfig.from_mapping(cfg["endpoint"]))
 
 
 def _oam(spec: str):
     """The OAM for a comma-separated list of files (merged in order), loaded once per worker."""
-    from ..core.oam import load_oam
+    from affplan_ros.bench.autogptp import load_oam_spec
 
     cache = _WORKER.setdefault("oams", {})
     if spec not in cache:
-        oam = None
-        for p in spec.split(","):
-            nxt = load_oam(p)
-            oam = nxt if oam is None else oam.merged(nxt)
-        cache[spec] = oam
+        cache[spec] = load_oam_spec(spec)
     return cache[spec]
 
 
-def run_cases(cases: Sequence[dict], worker_cfg: dict, jobs: int = 1, progress: bool = False) -> list[dict]:
-    """Every case through :func:`run_case`; in ``jobs`` processes when > 1. Order is kept."""
-    from .parallel import run_parallel
+def case_work(worker_cfg: dict) -> CaseWork:
+    """The cases' work for :func:`~affplan_ros.bench.frame.run_cases` (``worker_cfg``: settings per process)."""
+    return CaseWork(run=run_case, empty=_empty_result, failed=_failed, line=_line, init=_init_worker,
+                    init_arg=worker_cfg)
 
-    done = [0]
 
-    def note(_i: int, r: dict) -> None:
-        done[0] += 1
-        if progress:
-            flag = "ok " if r["success"] else "FAIL"
-            print(f"[{done[0]:3d}/{len(cases)}] {flag} {r['set']}#{r['index']} {r['task'][:60]!r} "
-                  f"{r.get('failure') or ''}"[:200], flush=True)
-
-    def crashed(case: dict, exc: Exception) -> dict:
-        r = _empty_result(case)
-        r.update(error=f"worker failed: {type(exc).__name__}: {exc}", failure=f"error: worker failed: {exc}")
-        return r
-
-    return run_parallel(cases, run_case, jobs=jobs, init=_init_worker, init_arg=worker_cfg,
-                        on_result=note, on_crash=crashed)
+def _line(r: dict) -> str:
+    return f"{r['set']}#{r['index']} {r['task'][:60]!r} {r.get('failure') or ''}"[:195]
 
 
 def _empty_result(case: dict) -> dict:
@@ -337,16 +330,18 @@ def run_case(case: dict) -> dict:
     """One scenario, start to end; any exception becomes the case's recorded error."""
     t0 = time.monotonic()
     r = _empty_result(case)
-    try:
-        _run_case(case, r)
-    except Exception as exc:  # noqa: BLE001 - recorded, the run goes on
-        r["error"] = f"{type(exc).__name__}: {exc}"
-        r["failure"] = r["failure"] or f"error: {r['error']}"
-        r["success"] = r["minimal"] = False
+    if _run_case(case, r):
+        _failed(r)
     r["seconds"]["total"] = round(time.monotonic() - t0, 4)
     r["failure_kind"] = failure_kind(r["failure"])
     r["evidence"] = _WORKER.setdefault("notes", data_notes()).get((r["set"], r["index"]))
     return r
+
+
+def _failed(r: dict) -> None:
+    """A case that raised (``r["error"]`` set): failed, whatever it had reached."""
+    r["failure"] = r["failure"] or f"error: {r['error']}"
+    r["success"] = r["minimal"] = False
 
 
 def _to_pddl_names(answers: Sequence[str], names: dict) -> tuple[list[str], list[str]]:
@@ -363,9 +358,10 @@ def _to_pddl_names(answers: Sequence[str], names: dict) -> tuple[list[str], list
     return out, renamed
 
 
-_KINDS = (("declined", "declined"), ("error", "error"), ("simulation error", "error"), ("data", "data"), ("replay", "no_answer"),
-          ("goal not accepted", "goal_rejected"), ("no plan (timeout", "plan_timeout"), ("no plan", "no_plan"),
-          ("plan does not reach", "wrong_goal"), ("not minimal", "not_minimal"), ("no min_costs", "not_minimal"))
+_KINDS = (("declined", "declined"), ("error", "error"), ("simulation error", "error"), ("data", "data"),
+          ("replay", "no_answer"), ("goal not accepted", "goal_rejected"), ("no plan (timeout", "plan_timeout"),
+          ("no plan", "no_plan"), ("plan does not reach", "wrong_goal"), ("not minimal", "not_minimal"),
+          ("no min_costs", "not_minimal"))
 
 
 def failure_kind(failure: Optional[str]) -> Optional[str]:
@@ -375,29 +371,47 @@ def failure_kind(failure: Optional[str]) -> Optional[str]:
     return next((k for prefix, k in _KINDS if failure.startswith(prefix)), "other")
 
 
+@recorded
 def _run_case(case: dict, r: dict) -> None:
-    from ..core.domain import build_task
-    from ..core.goal import GoalError, Literal, parse_goal, render, to_dnf
-    from ..core.goal_loop import GoalLoop, GoalRequest
-    from ..core.planner import plan_for_goal
-    from ..core.scene_io import load_scene
-    from ..core.simulate import SimulationError, simulate
-    from .derived import carryables, expand_free, normalize_desired, objects_on, uses_derived
+    """One scenario in four stages: the desired goal, the goal the "LLM" writes (through the goal
+    loop), the plan for it, and the judgement of the plan against the desired goal. A stage that
+    ends the case (no accepted goal, no plan) has written why into ``r["failure"]``."""
+    from affplan_ros.core.files.scene_io import load_scene
+    from affplan_ros.core.planning.task import build_task
 
     cfg, oam = _WORKER["cfg"], _oam(case["oam"])
-    sec = r["seconds"]
-
-    # -- scene, domain signature and the desired goal ------------------------------------
     t = time.monotonic()
     scene = load_scene(case["scene_path"])
     full = build_task(scene, oam=oam, unknown_classes="warn")
     r["warnings"] = list(full.warnings)[:20]
+    desired, answers = _desired_goal(case, r, cfg["kind"], scene, full)
+    r["seconds"]["prepare"] = round(time.monotonic() - t, 4)
+    res = _goal(case, r, cfg, oam, scene, full, answers)
+    pr = _plan(r, cfg, oam, scene, full, res) if res is not None else None
+    if pr is not None:
+        _judge(case, r, full, desired, res, pr)
+
+
+def _desired_goal(case: dict, r: dict, kind: str, scene, full) -> tuple[Optional[list], Optional[list[str]]]:
+    """The scenario's desired goal as a DNF in the domain's vocabulary (None when it does not parse:
+    a data failure), and the answers of the "LLM" (the oracle's follow the desired goal's fixes)."""
+    from affplan_ros.bench.derived import (
+        carryables,
+        expand_free,
+        normalize_desired,
+        objects_on,
+        uses_derived,
+    )
+    from affplan_ros.core.goals.errors import GoalError
+    from affplan_ros.core.goals.extraction import parse_goal
+    from affplan_ros.core.goals.formula import render, to_dnf
+
     answers = case["answers"]
     try:
         desired_goal = parse_goal(case["desired_goal"])
         desired_goal, notes = normalize_desired(desired_goal, full.names, full.signature)
         r["notes"].extend(notes)
-        if notes and cfg["kind"] == "oracle":
+        if notes and kind == "oracle":
             answers = [render(desired_goal)]
         if uses_derived(desired_goal):
             # AutoGPT+P's derived (free ?s): judged (and answered by the oracle) in domain predicates.
@@ -405,17 +419,20 @@ def _run_case(case: dict, r: dict) -> None:
             desired_goal = expand_free(raw_goal, carryables(full.signature))
             r["notes"].append("desired goal uses the derived predicate free: judged as (not (on o s)) for "
                               "every carryable o" + ("; the oracle answers (not (on o s)) for the objects on s"
-                                                     if cfg["kind"] == "oracle" else ""))
-            if cfg["kind"] == "oracle":
+                                                     if kind == "oracle" else ""))
+            if kind == "oracle":
                 answers = [render(expand_free(raw_goal, carryables(full.signature),
                                               objects_on(scene, full.names)))]
-        desired = to_dnf(desired_goal)
+        return to_dnf(desired_goal), answers
     except GoalError as exc:
-        desired = None
         r["failure"] = f"data: the scenario's desired goal does not parse: {exc}"
-    sec["prepare"] = round(time.monotonic() - t, 4)
+        return None, answers
 
-    # -- the goal loop (LLM answer -> checks -> corrections) ----------------------------
+
+def _goal(case: dict, r: dict, cfg: dict, oam, scene, full, answers: Optional[list[str]]):
+    """The goal loop (LLM answer -> checks -> corrections): its result when a goal was accepted, else None."""
+    from affplan_ros.core.goals.loop import GoalLoop, GoalRequest
+
     if cfg["kind"] == "replay" and answers:
         # The paper's GPT-4 saw scene names (7up0); our prompt shows the domain's PDDL names (n7up0).
         answers, renamed = _to_pddl_names(answers, full.names)
@@ -426,12 +443,12 @@ def _run_case(case: dict, r: dict) -> None:
     if cfg["kind"] == "endpoint":
         llm = _WORKER["client"]
     elif cfg["kind"] == "offline":
-        from ..core.interpreter.backend import OfflineModel
+        from affplan_ros.core.interpreter.backend import OfflineModel
 
         llm = OfflineModel(oam=oam)
     elif cfg["kind"] == "replay" and not answers:
         r["failure"] = r["failure"] or "replay: the replay file has no answer for this task"
-        return
+        return None
     else:
         llm = ReplayChat(answers or [])
     if _WORKER.get("semantic_error"):
@@ -450,24 +467,30 @@ def _run_case(case: dict, r: dict) -> None:
                       "answer": f.answer[:500]} for f in res.feedback]
     r["tokens"] = {"prompt": res.prompt_tokens, "completion": res.completion_tokens}
     r["llm_calls"] = res.rounds
-    sec["llm"] = round(res.llm_seconds, 4)
-    sec["check"] = round(max(0.0, res.seconds - res.llm_seconds), 4)
+    r["seconds"]["llm"] = round(res.llm_seconds, 4)
+    r["seconds"]["check"] = round(max(0.0, res.seconds - res.llm_seconds), 4)
     if cfg["kind"] == "offline" and res.rounds:
         r["answer"] = res.raw_goal_text or (res.feedback[-1].answer if res.feedback else None)
     if res.stop_reason.value == "declined":
         r["declined"] = True
         r["failure"] = r["failure"] or f"declined: {res.error}"
-        return
+        return None
     if cfg["kind"] == "endpoint" and res.rounds:
         r["answer"] = (res.feedback[-1].answer if res.feedback and not res.accepted else res.raw_goal_text)
     if not res.accepted:
         last = res.feedback[-1] if res.feedback else None
         why = f"{last.stage}: {last.message.strip()}" if last else (res.error or "")
         r["failure"] = r["failure"] or f"goal not accepted ({res.stop_reason.value} after {res.rounds} rounds): {why}"
-        return
+        return None
     r["goal"] = res.goal_text
+    return res
 
-    # -- plan ---------------------------------------------------------------------------
+
+def _plan(r: dict, cfg: dict, oam, scene, full, res):
+    """Fast Downward's plan for the accepted goal: the planner's result when solved, else None."""
+    from affplan_ros.core.goals.formula import Literal
+    from affplan_ros.core.planning.planner import plan_for_goal
+
     t = time.monotonic()
     # plan_for_goal maps goal names scene -> PDDL itself and rejects PDDL names that differ from
     # the scene's (n7up0 for 7up0), while the checked goal uses the signature's PDDL names: map back.
@@ -480,7 +503,7 @@ def _run_case(case: dict, r: dict) -> None:
                           + ", ".join(f"{v} -> {k}" for v, k in sorted(inv.items())))
     pr = plan_for_goal(scene, plan_dnf, mode=cfg["mode"], time_limit=cfg["time_limit"], prune=cfg["prune"],
                        oam=oam, unknown_classes="warn")
-    sec["plan"] = round(time.monotonic() - t, 4)
+    r["seconds"]["plan"] = round(time.monotonic() - t, 4)
     r["plan_status"] = pr.status
     r["plan"] = [str(s) for s in pr.plan]
     r["cost"] = pr.cost
@@ -490,10 +513,16 @@ def _run_case(case: dict, r: dict) -> None:
     r["plan_timings"] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in vars(pr.timings).items()}
     if not pr.solved:
         msg = (pr.message or "").strip().splitlines()
-        r["failure"] = r["failure"] or f"no plan ({pr.status}) for goal {res.goal_text}" + (f": {msg[0][:200]}" if msg else "")
-        return
+        r["failure"] = r["failure"] or (f"no plan ({pr.status}) for goal {res.goal_text}"
+                                        + (f": {msg[0][:200]}" if msg else ""))
+        return None
+    return pr
 
-    # -- simulate: does the plan reach the DESIRED goal? ---------------------------------
+
+def _judge(case: dict, r: dict, full, desired: Optional[list], res, pr) -> None:
+    """Simulate the plan from the scene: does it reach the DESIRED goal, and at the minimal cost?"""
+    from affplan_ros.core.planning.simulate import SimulationError, simulate
+
     t = time.monotonic()
     try:
         r["reaches_llm_goal"] = simulate(full, pr.plan, res.dnf).success
@@ -506,7 +535,7 @@ def _run_case(case: dict, r: dict) -> None:
         except (SimulationError, KeyError) as exc:
             r["success"] = False
             r["failure"] = r["failure"] or f"simulation error: {exc}"
-    sec["simulate"] = round(time.monotonic() - t, 4)
+    r["seconds"]["simulate"] = round(time.monotonic() - t, 4)
     mc = case["min_costs"]
     if pr.cost is not None and mc is not None:
         r["cost_vs_min"] = "equal" if pr.cost == mc else ("below" if pr.cost < mc else "above")
@@ -520,10 +549,6 @@ def _run_case(case: dict, r: dict) -> None:
 
 # --------------------------------------------------------------------------------------
 # Report
-
-
-def _rate(k: int, n: int) -> str:
-    return f"{k}/{n} ({100.0 * k / n:.0f}%)" if n else "-"
 
 
 def set_stats(rows: Sequence[dict]) -> dict:
@@ -586,7 +611,7 @@ def summary_markdown(report: dict) -> str:
     L.append(f"- wall time {report['seconds']:.0f} s")
     applied = [o for o in w.get("oams", []) if str(OAM_CORRECTIONS) in o]
     if applied:
-        L.append(f"- OAM corrections applied on top of the original OAM (`--raw-oam` to leave them out): "
+        L.append("- OAM corrections applied on top of the original OAM (`--raw-oam` to leave them out): "
                  + "; ".join(f"`{c}`: {e}" for c, e in oam_corrections().items()))
     L.append("- success: the plan, simulated from the scene, satisfies the scenario's desired goal (some "
              "disjunct's positive literals hold, none of its negated ones). minimal: success with cost <= "
@@ -602,14 +627,14 @@ def summary_markdown(report: dict) -> str:
     L.append("|" + "---|" * len(head))
     rows = list(report["sets"].items()) + [(f"**{k}**", v) for k, v in report["totals"].items()]
     for name, s in rows:
-        cells = [name, str(s["cases"]), _rate(s["success"], s["cases"]), _rate(s["minimal"], s["cases"])]
+        cells = [name, str(s["cases"]), rate(s["success"], s["cases"]), rate(s["minimal"], s["cases"])]
         if declines:
-            cells += [_rate(s.get("declined", 0), s["cases"]), _rate(s.get("wrong", 0), s["cases"])]
+            cells += [rate(s.get("declined", 0), s["cases"]), rate(s.get("wrong", 0), s["cases"])]
         cells += [f"{s['cases_with_corrections']} / {s['corrections']}"]
         if has_paper:
             p = s.get("paper")
             if p:
-                cells += [_rate(p["success"], p["cases"]), _rate(p["minimal"], p["cases"]),
+                cells += [rate(p["success"], p["cases"]), rate(p["minimal"], p["cases"]),
                           str(p.get("cases_with_corrections", "")), f"{s['success'] - p['success']:+d}"]
             else:
                 cells += ["-", "-", "-", "-"]
@@ -623,8 +648,8 @@ def summary_markdown(report: dict) -> str:
         rest = [r for r in report["cases"] if not excused(r)]
         L.append(f"Excluding the {len(documented)} failed/non-minimal cases whose cause is documented below "
                  f"(domain gap, OAM or scenario data error, with evidence): success "
-                 f"{_rate(sum(r['success'] for r in rest), len(rest))}, minimal "
-                 f"{_rate(sum(r['minimal'] for r in rest), len(rest))}.\n")
+                 f"{rate(sum(r['success'] for r in rest), len(rest))}, minimal "
+                 f"{rate(sum(r['minimal'] for r in rest), len(rest))}.\n")
     kinds: dict[str, int] = {}
     for r in fails:
         kinds[r.get("failure_kind") or "other"] = kinds.get(r.get("failure_kind") or "other", 0) + 1
@@ -724,27 +749,22 @@ def write_plot(report: dict, path: Path) -> None:
 
 
 def write_outputs(report: dict, out: Path) -> None:
-    out = Path(out)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
-    (out / "summary.md").write_text(summary_markdown(report), encoding="utf-8")
-    write_plot(report, out / "plan_bench.png")
+    save(out, report, summary_markdown(report), plot=("plan_bench.png", lambda path: write_plot(report, path)))
 
 
 def _print_table(report: dict) -> None:
     for name, s in list(report["sets"].items()) + list(report["totals"].items()):
         p = s.get("paper")
         extra = f"  paper log {p['success']}/{p['cases']}" if p else ""
-        print(f"{name:28s} success {_rate(s['success'], s['cases']):>14s}  minimal "
-              f"{_rate(s['minimal'], s['cases']):>14s}  corrections {s['corrections']}{extra}")
+        print(f"{name:28s} success {rate(s['success'], s['cases']):>14s}  minimal "
+              f"{rate(s['minimal'], s['cases']):>14s}  corrections {s['corrections']}{extra}")
 
 
 def rerender(src: Path, out: Optional[Path] = None) -> int:
     """summary.md and the plot again from an existing results.json (evidence notes refreshed)."""
     path = src / "results.json"
     if not path.is_file():
-        print(f"affplan bench plan: {path} not found", file=sys.stderr)
-        return 2
+        raise BenchSetupError(f"{path} not found")
     report = json.loads(path.read_text(encoding="utf-8"))
     notes = data_notes()
     for r in report["cases"]:

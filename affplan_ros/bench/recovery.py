@@ -20,11 +20,22 @@ Writes results.json, summary.md and recovery_bench.png to --out.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import time
 from pathlib import Path
 from typing import Any, Optional, Sequence
+
+from affplan_ros.bench.frame import (
+    CaseWork,
+    command,
+    jobs_option,
+    output_option,
+    recorded,
+    resolve_jobs,
+    run_cases,
+    save,
+    setup_errors,
+)
 
 LEVELS = ("what", "why", "how")
 SETS = ("lasp", "copal")
@@ -32,7 +43,7 @@ ROLES = ("goal", "cause", "precondition", "completeness", "translate", "expand",
 
 
 def default_scenarios() -> Path:
-    from ..env import config_file
+    from affplan_ros.env import config_file
 
     return config_file("scenarios/recovery")
 
@@ -67,7 +78,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="plan with Fast Downward, or IALP's log-probability step planner (default: plan)")
     parser.add_argument("--llm", required=True, metavar="MODE",
                         help="scripted:FILE (answers per scenario id and question kind) | endpoint")
-    parser.add_argument("--out", default="results/recovery", help="output folder (default: %(default)s)")
+    output_option(parser, "recovery")
     parser.add_argument("--scenarios", help="scenario folder (default: config/scenarios/recovery)")
     parser.add_argument("--case", action="append", metavar="ID", help="run only this scenario id (repeatable)")
     parser.add_argument("--max-replans", type=int, default=5, help="high-level replans per case (default: 5)")
@@ -76,12 +87,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-seconds", type=float, default=300.0, help="wall-time bound per case (default: 300)")
     parser.add_argument("--repeat", default="on", choices=["on", "off"],
                         help="rerun successful LASP cases with the knowledge they wrote (default: on)")
-    parser.add_argument("--jobs", type=int, default=None, help="cases in parallel (default: min(2, CPUs); "
-                                                                "1 for endpoint)")
+    jobs_option(parser, "cases in parallel (default: min(2, CPUs); 1 for endpoint)")
 
 
 def prepare(args: argparse.Namespace) -> dict:
-    from ..sim.scenario import load_scenarios
+    from affplan_ros.sim.scenario import load_scenarios
 
     folder = Path(args.scenarios) if args.scenarios else default_scenarios()
     sets = set(SETS) if args.set == "all" else {args.set}
@@ -116,45 +126,33 @@ def prepare(args: argparse.Namespace) -> dict:
             "llm": args.llm, "sets": sorted(sets)}
 
 
+@command
 def run(args: argparse.Namespace) -> int:
-    import sys
-
-    try:
+    with setup_errors(ValueError, FileNotFoundError, RuntimeError):
         cfg = prepare(args)
         cfg["worker"]["llm"], cfg["llm_label"] = parse_mode(args.llm)
-    except (ValueError, FileNotFoundError, RuntimeError) as exc:
-        print(f"affplan bench recovery: {exc}", file=sys.stderr)
-        return 2
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    mode = cfg["worker"]["llm"]
-    jobs = args.jobs or (1 if mode["kind"] == "endpoint" else min(2, os.cpu_count() or 1))
+    jobs = resolve_jobs(args.jobs, cap=2, endpoint=cfg["worker"]["llm"]["kind"] == "endpoint")
     print(f"bench recovery: {len(cfg['cases'])} runs, llm={cfg['llm_label']}, jobs={jobs} -> {out}", flush=True)
     t0 = time.monotonic()
-    from .parallel import run_parallel
-
-    done = [0]
-
-    def note(i: int, r: dict) -> None:
-        done[0] += 1
-        print(f"[{done[0]:3d}/{len(cfg['cases'])}] {'ok  ' if r['success'] else 'FAIL'} {r['id']:52s} "
-              f"mid {r['mid_replans']} high {r['high_replans']} learn {r['refinements']} "
-              f"llm {r['llm_calls']} {r['seconds']:.1f}s {r['stop_reason']}", flush=True)
-
-    def crashed(case: dict, exc: Exception) -> dict:
-        r = empty_result(case)
-        r["error"] = r["stop_message"] = f"worker failed: {type(exc).__name__}: {exc}"
-        return r
-
-    results = run_parallel(cfg["cases"], run_case, jobs=jobs, init=init_worker, init_arg=cfg["worker"],
-                           on_result=note, on_crash=crashed)
+    results = run_cases(cfg["cases"], case_work(cfg["worker"]), jobs)
     report = build_report(results, cfg, time.monotonic() - t0)
-    write_outputs(report, out)
     for key, s in report["configs"].items():
         print(f"{key:14s} success {s['success']}/{s['cases']}  executable first plan {s['first_executable']}/"
               f"{s['cases']}  mid {s['mid_replans']} high {s['high_replans']} llm calls {s['llm_calls']}")
-    print(f"wrote {out / 'results.json'}, {out / 'summary.md'}, {out / 'recovery_bench.png'}")
+    write_outputs(report, out)
     return 0
+
+
+def case_work(worker: dict) -> CaseWork:
+    """The cases' work for :func:`~affplan_ros.bench.frame.run_cases` (``worker``: settings per process)."""
+    return CaseWork(run=run_case, empty=empty_result, failed=_failed, line=_line, init=init_worker, init_arg=worker)
+
+
+def _line(r: dict) -> str:
+    return (f"{r['id']:52s} mid {r['mid_replans']} high {r['high_replans']} learn {r['refinements']} "
+            f"llm {r['llm_calls']} {r['seconds']:.1f}s {r['stop_reason']}")
 
 
 # ----------------------------------------------------------------------------------------
@@ -166,7 +164,7 @@ def load_recovery_script(path) -> dict[str, dict[str, list]]:
     """case id -> kind -> answers (strings, {if, then, else} or {candidates: ...})."""
     import yaml
 
-    from .scripted import ScriptError
+    from affplan_ros.bench.scripted import ScriptError
 
     path = Path(path)
     try:
@@ -187,7 +185,7 @@ def load_recovery_script(path) -> dict[str, dict[str, list]]:
 
 def _reply(item: Any, messages: list[dict]):
     """A script item as the fake server's reply (conditions resolved on the user messages)."""
-    from ..llm.fake_server import FakeChoice, FakeReply
+    from affplan_ros.llm.fake_server import FakeChoice, FakeReply
 
     if isinstance(item, dict) and "if" in item:
         said = "\n".join(str(m.get("content") or "") for m in messages if m.get("role") == "user").lower()
@@ -207,9 +205,9 @@ class ScriptedRecoveryEndpoint:
     def __init__(self):
         import threading
 
-        from ..llm.client import ChatClient
-        from ..llm.config import LLMConfig
-        from ..llm.fake_server import FakeChatServer
+        from affplan_ros.llm.client import ChatClient
+        from affplan_ros.llm.config import LLMConfig
+        from affplan_ros.llm.fake_server import FakeChatServer
 
         self._lock = threading.Lock()
         self._queues: dict[str, list] = {}
@@ -227,8 +225,8 @@ class ScriptedRecoveryEndpoint:
         self.server.stop()
 
     def _answer(self, messages: list[dict], body: dict):
-        from ..llm.fake_server import FakeReply
-        from ..llm.recovery_prompting import recovery_prompt_kind
+        from affplan_ros.llm.fake_server import FakeReply
+        from affplan_ros.llm.recovery_prompting import recovery_prompt_kind
 
         last = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
         kind = recovery_prompt_kind(last if isinstance(last, str) else "") or "unknown"
@@ -241,7 +239,7 @@ class ScriptedRecoveryEndpoint:
 
 
 def parse_mode(text: str) -> tuple[dict, str]:
-    from .scripted import parse_llm_mode
+    from affplan_ros.bench.scripted import parse_llm_mode
 
     text = (text or "").strip()
     if text.startswith("scripted:"):
@@ -266,13 +264,13 @@ def init_worker(cfg: dict) -> None:
         _W["endpoint"] = ScriptedRecoveryEndpoint()
         _W["client"] = _W["endpoint"].client
     else:
-        from ..llm.client import ChatClient
-        from ..llm.config import LLMConfig
+        from affplan_ros.llm.client import ChatClient
+        from affplan_ros.llm.config import LLMConfig
 
         _W["script"], _W["endpoint"] = None, None
         _W["client"] = ChatClient(LLMConfig.from_mapping(mode["endpoint"]))
     try:
-        from ..core.semantic_check import SemanticChecker
+        from affplan_ros.core.goals.semantics import SemanticChecker
 
         _W["semantic"], _W["semantic_error"] = SemanticChecker(), None
     except Exception as exc:  # noqa: BLE001 - Prolog missing: said in every case, the run goes on
@@ -289,16 +287,16 @@ def empty_result(case: dict) -> dict:
 
 
 def _one_run(scenario, knowledge_path: Optional[str], feedback: str, repair: bool, learn: bool):
-    from ..core.recovery.feedback import FeedbackLevel
-    from ..core.recovery.knowledge import KnowledgeStore
-    from ..core.recovery.runner import RecoveryConfig, RecoveryRunner
-    from ..llm.recovery_prompting import (
+    from affplan_ros.core.recovery.feedback import FeedbackLevel
+    from affplan_ros.core.recovery.knowledge import KnowledgeStore
+    from affplan_ros.core.recovery.runner import RecoveryConfig, RecoveryRunner
+    from affplan_ros.llm.recovery_prompting import (
         LaspPromptBuilder,
         LogprobSampler,
         ReplanGoalPromptBuilder,
         StepPromptBuilder,
     )
-    from ..sim.recovery_world import ScenarioExecutor
+    from affplan_ros.sim.recovery_world import ScenarioExecutor
 
     cfg = _W["cfg"]
     ex = ScenarioExecutor(scenario)
@@ -316,49 +314,57 @@ def _one_run(scenario, knowledge_path: Optional[str], feedback: str, repair: boo
 
 
 def run_case(case: dict) -> dict:
-    from ..sim.scenario import load_scenario
-
     t0 = time.monotonic()
     r = empty_result(case)
-    try:
-        scenario = load_scenario(case["path"])
-        cfg = _W["cfg"]
-        learn = cfg["learn"] == "on" or (cfg["learn"] == "auto" and scenario.set == "lasp")
-        if _W["semantic_error"]:
-            r["notes"].append(_W["semantic_error"])
-        kpath = Path(case["knowledge"])
-        if kpath.exists():
-            kpath.unlink()  # every configuration starts without learned knowledge
-        if _W["endpoint"] is not None:
-            answers = _W["script"].get(case["scenario"])
-            if answers is None:
-                r["notes"].append(f"the script has no answers for {case['scenario']}")
-            _W["endpoint"].use(case["scenario"], answers)
-        res, reached, store = _one_run(scenario, str(kpath), case["feedback"], case["repair"], learn)
-        r["seconds"] = round(time.monotonic() - t0, 3)  # the repeat run is timed on its own
-        d = res.to_dict()
-        r.update(success=bool(reached), executable=res.success,
-                 first_plan_executable=bool(res.first_plan_executable), mid_replans=res.mid_replans,
-                 high_replans=res.high_replans, refinements=res.refinements, learned=res.learned,
-                 objects_added=res.objects_added, llm_calls=res.usage.total_calls, tokens=res.usage.total_tokens,
-                 usage=d["usage"], plan_seconds=round(res.plan_seconds, 3), stop_reason=res.stop_reason.value,
-                 stop_message=res.message, failures=res.failures, plans=res.plans, executed=res.executed,
-                 events=res.events, notes=r["notes"] + res.notes, knowledge=store.render())
-        if cfg["repeat"] and learn and reached and (res.learned or res.objects_added):
-            if _W["endpoint"] is not None:
-                _W["endpoint"].use(case["scenario"], _W["script"].get(case["scenario"]))
-            t1 = time.monotonic()
-            res2, reached2, _ = _one_run(scenario, str(kpath), case["feedback"], case["repair"], learn)
-            r["repeat"] = {"success": bool(reached2), "failures": len(res2.failures), "refinements": res2.refinements,
-                           "seconds": round(time.monotonic() - t1, 3),
-                           "llm_calls": res2.usage.total_calls, "stop_reason": res2.stop_reason.value,
-                           "plans": res2.plans, "objects_added": res2.objects_added}
-    except Exception as exc:  # noqa: BLE001 - recorded, the run goes on
-        r["error"] = f"{type(exc).__name__}: {exc}"
-        r["stop_message"] = r["stop_message"] or r["error"]
-        r["success"] = False
+    if _run_case(case, r):
+        _failed(r)
         r["seconds"] = round(time.monotonic() - t0, 3)
     return r
+
+
+def _failed(r: dict) -> None:
+    """A case that raised (``r["error"]`` set): failed, the error its stop message unless it had one."""
+    r["stop_message"] = r["stop_message"] or r["error"]
+    r["success"] = False
+
+
+@recorded
+def _run_case(case: dict, r: dict) -> None:
+    from affplan_ros.sim.scenario import load_scenario
+
+    t0 = time.monotonic()
+    scenario = load_scenario(case["path"])
+    cfg = _W["cfg"]
+    learn = cfg["learn"] == "on" or (cfg["learn"] == "auto" and scenario.set == "lasp")
+    if _W["semantic_error"]:
+        r["notes"].append(_W["semantic_error"])
+    kpath = Path(case["knowledge"])
+    if kpath.exists():
+        kpath.unlink()  # every configuration starts without learned knowledge
+    if _W["endpoint"] is not None:
+        answers = _W["script"].get(case["scenario"])
+        if answers is None:
+            r["notes"].append(f"the script has no answers for {case['scenario']}")
+        _W["endpoint"].use(case["scenario"], answers)
+    res, reached, store = _one_run(scenario, str(kpath), case["feedback"], case["repair"], learn)
+    r["seconds"] = round(time.monotonic() - t0, 3)  # the repeat run is timed on its own
+    d = res.to_dict()
+    r.update(success=bool(reached), executable=res.success,
+             first_plan_executable=bool(res.first_plan_executable), mid_replans=res.mid_replans,
+             high_replans=res.high_replans, refinements=res.refinements, learned=res.learned,
+             objects_added=res.objects_added, llm_calls=res.usage.total_calls, tokens=res.usage.total_tokens,
+             usage=d["usage"], plan_seconds=round(res.plan_seconds, 3), stop_reason=res.stop_reason.value,
+             stop_message=res.message, failures=res.failures, plans=res.plans, executed=res.executed,
+             events=res.events, notes=r["notes"] + res.notes, knowledge=store.render())
+    if cfg["repeat"] and learn and reached and (res.learned or res.objects_added):
+        if _W["endpoint"] is not None:
+            _W["endpoint"].use(case["scenario"], _W["script"].get(case["scenario"]))
+        t1 = time.monotonic()
+        res2, reached2, _ = _one_run(scenario, str(kpath), case["feedback"], case["repair"], learn)
+        r["repeat"] = {"success": bool(reached2), "failures": len(res2.failures), "refinements": res2.refinements,
+                       "seconds": round(time.monotonic() - t1, 3),
+                       "llm_calls": res2.usage.total_calls, "stop_reason": res2.stop_reason.value,
+                       "plans": res2.plans, "objects_added": res2.objects_added}
 
 
 # ----------------------------------------------------------------------------------------
@@ -406,7 +412,7 @@ def build_report(results: Sequence[dict], cfg: dict, seconds: float = 0.0) -> di
 
 
 def summary_markdown(report: dict) -> str:
-    from .report import rate
+    from affplan_ros.bench.report import rate
 
     w = report["worker"]
     cases = report["cases"]
@@ -510,10 +516,13 @@ def summary_markdown(report: dict) -> str:
 
 
 def write_outputs(report: dict, out: Path) -> None:
-    from .report import pct, write_files
+    save(out, report, summary_markdown(report), plot=("recovery_bench.png", lambda path: write_plot(report, path)))
 
-    write_files(out, report, summary_markdown(report))
+
+def write_plot(report: dict, path: Path) -> None:
     import matplotlib
+
+    from affplan_ros.bench.report import pct
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -573,5 +582,5 @@ def write_outputs(report: dict, out: Path) -> None:
                                                           for rp, v in secs.items()), fontsize=8)
     fig.suptitle(f"recovery — {report['llm_label']}"[:110], fontsize=9)
     fig.tight_layout()
-    fig.savefig(out / "recovery_bench.png", dpi=110)
+    fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -233,8 +233,8 @@ def extract_paper_replay(data_dir: Path, set_names: Sequence, logs_dir: Optional
     Only the first N log cases are used, N = the rows of the set's scenario file (later re-runs
     appended to some logs are left out).  Sets without a log are skipped (summary says so).
     """
-    from ..core.scene_io import read_scenarios
-    from .datasets import default_logs_dir
+    from affplan_ros.bench.datasets import default_logs_dir
+    from affplan_ros.core.files.scene_io import read_scenarios
 
     logs_dir = Path(logs_dir) if logs_dir else default_logs_dir(data_dir)
     rows: list[dict] = []
@@ -253,7 +253,12 @@ def extract_paper_replay(data_dir: Path, set_names: Sequence, logs_dir: Optional
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    from .datasets import DataNotFoundError, resolve_data_dir, scenario_sets, set_names
+    from affplan_ros.bench.datasets import (
+        DataNotFoundError,
+        resolve_data_dir,
+        scenario_sets,
+        set_names,
+    )
 
     p = argparse.ArgumentParser(prog="python -m affplan_ros.bench.replay",
                                 description="Write the paper's GPT answers (from its planning logs) as a replay CSV.")

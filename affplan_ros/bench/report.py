@@ -1,7 +1,6 @@
-"""What every benchmark writes: results.json, summary.md and a bar chart of percentages."""
+"""What benchmark reports share: rates, percentages and a bar chart of them (files: frame.save)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Sequence
 
@@ -38,9 +37,3 @@ def bar_chart(path: Path, groups: Sequence[str], series: Sequence[tuple[str, Seq
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-
-
-def write_files(out: Path, report: dict, summary: str) -> None:
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "results.json").write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")
-    (out / "summary.md").write_text(summary, encoding="utf-8")

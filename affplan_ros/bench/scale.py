@@ -15,11 +15,12 @@ Writes ``results.json``, ``summary.md`` (a table) and ``scale.png`` into ``--out
 from __future__ import annotations
 
 import argparse
-import json
 import random
 import statistics
 import time
 from pathlib import Path
+
+from affplan_ros.bench.frame import BenchSetupError, command, output_option, save
 
 DEFAULT_SIZES = "10,35,70,150,300"
 GOAL_KINDS = ("handover", "place", "fill", "pour", "chop", "open_take_out")
@@ -43,7 +44,7 @@ def household_scene(n_objects: int, seed: int = 0):
     kitchen_knife0 and cutting_board0 and tomato0 on counter0, banana0 in bowl0 on table0,
     bowl1 on counter0.
     """
-    from affplan_ros.core.scene import Location, Scene, SceneObject
+    from affplan_ros.core.model.scene import Location, Scene, SceneObject
 
     rng = random.Random(seed * 100003 + n_objects)
     scene = Scene(source=f"<household {n_objects} seed {seed}>")
@@ -67,7 +68,7 @@ def household_scene(n_objects: int, seed: int = 0):
     for i in range(n_furniture):
         cls, role = _FURNITURE[i] if i < len(_FURNITURE) else rng.choice(_FURNITURE[:2] + _FURNITURE[4:5])
         furniture.append((new(cls), role))
-    for f, role in furniture:
+    for f, _role in furniture:
         where[f] = f
         if scene.objects[f].class_name in ("refrigerator", "cupboard", "microwave"):
             scene.add_relation("closed", f)
@@ -131,7 +132,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--repeats", type=int, default=3, help="runs per size and goal (median reported)")
     parser.add_argument("--time-limit", type=float, default=60.0,
                         help="seconds per planner call; unpruned runs past it count as timeouts")
-    parser.add_argument("--out", default="results/scale", help="output directory")
+    output_option(parser, "scale")
     parser.add_argument("--goals", default=None,
                         help=f"comma-separated goal kinds (default all: {','.join(GOAL_KINDS)})")
     parser.add_argument("--seed", type=int, default=0, help="scene generator seed")
@@ -144,7 +145,7 @@ def _median(xs):
 
 
 def _measure(scene, dnf, prune: bool, args) -> dict:
-    from affplan_ros.core.planner import plan_for_goal
+    from affplan_ros.core.planning.planner import plan_for_goal
 
     runs = []
     for _ in range(max(1, args.repeats)):
@@ -177,16 +178,19 @@ def _measure(scene, dnf, prune: bool, args) -> dict:
     }
 
 
+@command
 def run(args: argparse.Namespace) -> int:
-    from affplan_ros.core.goal import parse_goal, to_dnf
+    from affplan_ros.core.goals.extraction import parse_goal
+    from affplan_ros.core.goals.formula import to_dnf
 
-    sizes = [int(s) for s in str(args.objects).split(",") if s.strip()]
+    try:
+        sizes = [int(s) for s in str(args.objects).split(",") if s.strip()]
+    except ValueError:
+        raise BenchSetupError(f"--objects {args.objects!r}: comma-separated numbers of objects") from None
     kinds = [k.strip() for k in args.goals.split(",")] if args.goals else list(GOAL_KINDS)
     unknown = [k for k in kinds if k not in GOAL_KINDS]
     if unknown:
-        raise SystemExit(f"unknown goal kind(s) {', '.join(unknown)}; choose from {', '.join(GOAL_KINDS)}")
-    out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
+        raise BenchSetupError(f"unknown goal kind(s) {', '.join(unknown)}; choose from {', '.join(GOAL_KINDS)}")
     rows = []
     for n in sizes:
         scene = household_scene(n, args.seed)
@@ -207,10 +211,7 @@ def run(args: argparse.Namespace) -> int:
     result = {"benchmark": "scale", "mode": args.mode, "repeats": args.repeats, "time_limit_s": args.time_limit,
               "seed": args.seed, "goal_kinds": kinds, "sizes": per_size, "runs": rows,
               "all_costs_agree": all(r["costs_agree"] is not False for r in rows)}
-    (out / "results.json").write_text(json.dumps(result, indent=2))
-    (out / "summary.md").write_text(_summary_md(result))
-    _plot(per_size, out / "scale.png")
-    print(f"wrote {out / 'results.json'}, {out / 'summary.md'}, {out / 'scale.png'}")
+    save(args.out, result, _summary_md(result), plot=("scale.png", lambda path: _plot(per_size, path)))
     return 0 if result["all_costs_agree"] else 1
 
 

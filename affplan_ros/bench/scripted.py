@@ -69,9 +69,9 @@ class ScriptedEndpoint:
     :meth:`use` before each case. Not for concurrent cases (one per worker process)."""
 
     def __init__(self, timeout_s: float = 30.0):
-        from ..llm.client import ChatClient
-        from ..llm.config import LLMConfig
-        from ..llm.fake_server import FakeChatServer
+        from affplan_ros.llm.client import ChatClient
+        from affplan_ros.llm.config import LLMConfig
+        from affplan_ros.llm.fake_server import FakeChatServer
 
         self._lock = threading.Lock()
         self._queues: dict[str, list[str]] = {}
@@ -96,8 +96,8 @@ class ScriptedEndpoint:
         self.server.stop()
 
     def _answer(self, messages: list[dict], body: dict):
-        from ..llm.fake_server import FakeReply
-        from ..llm.tool_prompting import prompt_kind
+        from affplan_ros.llm.fake_server import FakeReply
+        from affplan_ros.llm.tool_prompting import prompt_kind
 
         last = next((m.get("content") or "" for m in reversed(messages) if m.get("role") == "user"), "")
         kind = prompt_kind(last if isinstance(last, str) else "") or "unknown"
@@ -118,7 +118,7 @@ class WorkerLLM:
         self.script: dict[str, dict[str, list[str]]] = {}
         self.endpoint: Optional[ScriptedEndpoint] = None
         if mode["kind"] == "offline":
-            from ..llm.backends import make_backend
+            from affplan_ros.llm.backends import make_backend
 
             self.client = make_backend(oam=oam, offline=True).model
         elif mode["kind"] == "scripted":
@@ -126,8 +126,8 @@ class WorkerLLM:
             self.endpoint = ScriptedEndpoint()
             self.client = self.endpoint.client
         else:
-            from ..llm.client import ChatClient
-            from ..llm.config import LLMConfig
+            from affplan_ros.llm.client import ChatClient
+            from affplan_ros.llm.config import LLMConfig
 
             self.client = ChatClient(LLMConfig.from_mapping(mode["endpoint"]))
 
@@ -153,7 +153,7 @@ def parse_llm_mode(text: str) -> tuple[dict, str]:
     if text == "offline":
         return {"kind": "offline"}, "offline instruction interpreter (no LLM; declines what it does not understand)"
     if text == "endpoint":
-        from ..llm.config import config_from_env
+        from affplan_ros.llm.config import config_from_env
 
         conf = config_from_env()
         if conf is None:
@@ -164,30 +164,29 @@ def parse_llm_mode(text: str) -> tuple[dict, str]:
     raise ValueError(f"--llm {text!r}: use scripted:FILE (a YAML/JSON file of answers per case), offline or endpoint")
 
 
-def add_common_options(parser, *, out: str, logs: str, jobs_help: str) -> None:
+def add_common_options(parser, *, name: str, logs: str, jobs_help: str) -> None:
     """The options `bench autogptp` and `bench alternative` share."""
+    from affplan_ros.bench.frame import jobs_option, output_option
+
     parser.add_argument("--data", help="the original autogpt_p data folder (default: "
                                        "../shared/datasets/autogpt_p/autogpt_p/data, or AFFPLAN_SHARED)")
     parser.add_argument("--llm", required=True, metavar="MODE",
                         help="scripted:FILE (YAML/JSON answers per case id SET#INDEX) | offline (the offline "
                              "instruction interpreter, no LLM) | endpoint "
                              "(AFFPLAN_LLM_BASE_URL, AFFPLAN_LLM_MODEL, AFFPLAN_LLM_API_KEY_ENV)")
-    parser.add_argument("--out", default=out, help="output folder (default: %(default)s)")
+    output_option(parser, name)
     parser.add_argument("--limit", type=int, help="only the first N cases of each set")
     parser.add_argument("--case", action="append", metavar="SET#INDEX", help="run only this case (repeatable)")
-    parser.add_argument("--jobs", type=int, default=None, help=jobs_help)
+    jobs_option(parser, jobs_help)
     parser.add_argument("--logs", help=f"the paper's {logs} folder (default: beside --data)")
 
 
-def prepare_or_explain(args, prepare, name: str) -> Optional[dict]:
-    """``prepare(args)`` plus the LLM mode (``cfg["worker"]["llm"]``, ``cfg["llm_label"]``), or
-    None after printing what is wrong (bad options, missing data, no endpoint)."""
-    import sys
+def prepare_with_llm(args, prepare) -> dict:
+    """``prepare(args)`` plus the LLM mode (``cfg["worker"]["llm"]``, ``cfg["llm_label"]``); bad
+    options, missing data or no endpoint raise :class:`~affplan_ros.bench.frame.BenchSetupError`."""
+    from affplan_ros.bench.frame import setup_errors
 
-    try:
+    with setup_errors(ValueError, FileNotFoundError, ScriptError, RuntimeError):
         cfg = prepare(args)
         cfg["worker"]["llm"], cfg["llm_label"] = parse_llm_mode(args.llm)
-    except (ValueError, FileNotFoundError, ScriptError, RuntimeError) as exc:
-        print(f"affplan bench {name}: {exc}", file=sys.stderr)
-        return None
     return cfg

@@ -31,10 +31,17 @@ from __future__ import annotations
 import argparse
 import re
 import statistics
-import sys
 import time
 from pathlib import Path
 from typing import Callable, Optional, Sequence
+
+from affplan_ros.bench.frame import (
+    BenchSetupError,
+    command,
+    output_option,
+    save,
+    setup_errors,
+)
 
 PER_MESSAGE = 4
 PER_REPLY = 3
@@ -45,24 +52,21 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", help="the original autogpt_p data folder (default: "
                                        "../shared/datasets/autogpt_p/autogpt_p/data, or AFFPLAN_SHARED)")
     parser.add_argument("--logs", help="the paper's logs folder (default: beside --data)")
-    parser.add_argument("--out", default="results/tokens", help="output folder (default: %(default)s)")
+    output_option(parser, "tokens")
     parser.add_argument("--encoding", default="cl100k_base", help="tokenizer (default: %(default)s, GPT-4's)")
     parser.add_argument("--limit", type=int, help="only the first N cases of each set")
 
 
+@command
 def run(args: argparse.Namespace) -> int:
-    try:
-        count = tokenizer(args.encoding)
-        from .datasets import resolve_data_dir
+    from affplan_ros.bench.datasets import resolve_data_dir
 
+    with setup_errors(RuntimeError, FileNotFoundError, ValueError):
+        count = tokenizer(args.encoding)
         data = resolve_data_dir(args.data)
-    except (RuntimeError, FileNotFoundError, ValueError) as exc:
-        print(f"affplan bench tokens: {exc}", file=sys.stderr)
-        return 2
     logs = Path(args.logs) if args.logs else data.resolve().parent / "logs"
     if not logs.is_dir():
-        print(f"affplan bench tokens: the paper's logs folder {logs} is missing (--logs)", file=sys.stderr)
-        return 2
+        raise BenchSetupError(f"the paper's logs folder {logs} is missing (--logs)")
     t0 = time.monotonic()
     rows: list[dict] = []
     notes: list[str] = []
@@ -73,12 +77,11 @@ def run(args: argparse.Namespace) -> int:
         except Exception as exc:  # noqa: BLE001 - one kind failing is reported, the rest measured
             notes.append(f"{name}: not measured ({type(exc).__name__}: {exc})")
     report = build_report(rows, notes, args.encoding, str(data), time.monotonic() - t0)
-    out = Path(args.out)
-    write_outputs(report, out)
     for k, s in report["kinds"].items():
-        print(f"{k:15s} cases {s['cases']:4d}  prompt median ours {s['ours_prompt']:7.0f} paper {s['paper_prompt']:7.0f} "
-              f"ratio {s['ratio']:.2f}  completion ours {s['ours_completion']:5.0f} paper {s['paper_completion']:5.0f}")
-    print(f"wrote {out / 'results.json'}, {out / 'summary.md'}, {out / 'tokens_bench.png'}")
+        print(f"{k:15s} cases {s['cases']:4d}  prompt median ours {s['ours_prompt']:7.0f} "
+              f"paper {s['paper_prompt']:7.0f} ratio {s['ratio']:.2f}  completion ours {s['ours_completion']:5.0f} "
+              f"paper {s['paper_completion']:5.0f}")
+    write_outputs(report, Path(args.out))
     return 0
 
 
@@ -115,7 +118,7 @@ def _cases(text: str) -> list[str]:
 
 def planning_log_cases(path: Path) -> list[dict]:
     """Per case: the prompt (up to the example line), the first answer, the first correction."""
-    from .replay import RESULTS_MARK, _CORRECTION, _EXAMPLE
+    from affplan_ros.bench.replay import _CORRECTION, _EXAMPLE, RESULTS_MARK
 
     out = []
     for chunk in _cases(path.read_text(encoding="utf-8", errors="replace")):
@@ -134,9 +137,9 @@ def planning_log_cases(path: Path) -> list[dict]:
 # -- kinds ----------------------------------------------------------------------------------------
 
 def _goal_request(scene, task_text: str, oam, mode=None, k=None):
-    from ..core.domain import build_task
-    from ..core.goal_loop import GoalMode, GoalRequest
-    from ..core.task_planning import scene_relations_text
+    from affplan_ros.core.agent.plan_tool import scene_relations_text
+    from affplan_ros.core.goals.loop import GoalMode, GoalRequest
+    from affplan_ros.core.planning.task import build_task
 
     task = build_task(scene, oam=oam, unknown_classes="warn")
     return GoalRequest(task=task_text, signature=task.signature, scene_text=scene_relations_text(scene, task.names),
@@ -144,12 +147,12 @@ def _goal_request(scene, task_text: str, oam, mode=None, k=None):
 
 
 def goal_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
-    from ..core.goal_check import check_goal_text
-    from ..core.scene_io import load_scene, read_scenarios
-    from ..llm.conversation import compact_history
-    from ..llm.prompting import GoalPromptBuilder
-    from .autogptp import load_oam_spec
-    from .datasets import default_oam_path, scenario_sets
+    from affplan_ros.bench.autogptp import load_oam_spec
+    from affplan_ros.bench.datasets import default_oam_path, scenario_sets
+    from affplan_ros.core.files.scene_io import load_scene, read_scenarios
+    from affplan_ros.core.goals.syntax import check_goal_text
+    from affplan_ros.llm.conversation import compact_history
+    from affplan_ros.llm.prompting import GoalPromptBuilder
 
     builder = GoalPromptBuilder()
     rows = []
@@ -174,7 +177,8 @@ def goal_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
             if p["correction"]:
                 feedback = check_goal_text(p["answer"], req.signature).feedback() or p["correction"]
                 ours_c = compact_history(ours + [{"role": "assistant", "content": p["answer"]},
-                                                 {"role": "user", "content": builder.correction_message(req, feedback)}])
+                                                 {"role": "user",
+                                                  "content": builder.correction_message(req, feedback)}])
                 paper_c = _user(p["prompt"]) + [{"role": "assistant", "content": p["answer"]},
                                                 {"role": "user", "content": p["correction"]}]
                 rows.append(_row("correction", f"{s.name}#{i}", ours_c, paper_c, answer, "", count))
@@ -182,7 +186,7 @@ def goal_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
 
 
 def _autogptp_cases(data: Path, name: str, limit):
-    from ..core.scene_io import read_scenarios
+    from affplan_ros.core.files.scene_io import read_scenarios
 
     ev = data / "evaluation"
     cases = read_scenarios(ev / "scenarios" / f"autogptp_{name}.csv").cases
@@ -224,11 +228,11 @@ def _prompts_in(lines: Sequence[str], start: str, end: str) -> list[tuple[str, s
 
 
 def tool_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
-    from ..core.scene_io import load_scene
-    from ..core.tool_selection import ToolPromptView
-    from ..llm.tool_prompting import ToolPromptBuilder
-    from ..sim.executor import SimulatedExecutor
-    from .autogptp import SETS, load_oam_spec, oam_spec
+    from affplan_ros.bench.autogptp import SETS, load_oam_spec, oam_spec
+    from affplan_ros.core.agent.tool_loop import ToolPromptView
+    from affplan_ros.core.files.scene_io import load_scene
+    from affplan_ros.llm.tool_prompting import ToolPromptBuilder
+    from affplan_ros.sim.executor import SimulatedExecutor
 
     oam = load_oam_spec(oam_spec(None, data))
     builder = ToolPromptBuilder()
@@ -262,10 +266,10 @@ def partial_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
     instruction, so the paper's partial prompts are the goal prompts that do. Ours is rendered
     for the same request over the same objects (the scene restricted to the objects of the
     paper's PDDL problem: after exploring, the memory holds fewer than the scene file)."""
-    from ..core.goal_loop import GoalMode
-    from ..core.scene_io import load_scene
-    from ..llm.prompting import GoalPromptBuilder
-    from .autogptp import SETS, load_oam_spec, oam_spec
+    from affplan_ros.bench.autogptp import SETS, load_oam_spec, oam_spec
+    from affplan_ros.core.files.scene_io import load_scene
+    from affplan_ros.core.goals.loop import GoalMode
+    from affplan_ros.llm.prompting import GoalPromptBuilder
 
     oam = load_oam_spec(oam_spec(None, data))
     builder = GoalPromptBuilder()
@@ -338,10 +342,10 @@ def alternative_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
     """Algorithm 2's questions as each side sends them: the choice of a candidate continues the
     conversation of the affordance question (the paper's LLM kept its history; ours too, with
     the earlier answer compacted); the direct (naive) question starts afresh on both sides."""
-    from ..core.affordances import load_affordances
-    from ..llm.conversation import compact_history
-    from ..llm.tool_prompting import AlternativePromptBuilder
-    from .autogptp import load_oam_spec, oam_spec
+    from affplan_ros.bench.autogptp import load_oam_spec, oam_spec
+    from affplan_ros.core.knowledge.affordances import load_affordances
+    from affplan_ros.llm.conversation import compact_history
+    from affplan_ros.llm.tool_prompting import AlternativePromptBuilder
 
     oam = load_oam_spec(oam_spec(None, data))
     descriptions = load_affordances()
@@ -412,8 +416,9 @@ def oam_rows(data: Path, logs: Path, count, limit, notes) -> list[dict]:
     each with all the definitions; ours one prompt for the group, the definitions once.
     oam_yesno - a group of classes: the paper asked one prompt per class and question; ours one
     prompt for the group and its questions. Paper and ours count every call the answers take."""
-    from ..core.oam_generation import OamGenerator, load_affordance_questions
-    from ..llm.oam_prompts import OamPromptBuilder
+    from affplan_ros.core.knowledge.affordance_questions import load_affordance_questions
+    from affplan_ros.core.knowledge.oam_generation import OamGenerator
+    from affplan_ros.llm.oam_prompts import OamPromptBuilder
 
     root = Path(data).resolve().parents[1] / "chat_gpt_oam"
     list_log = root / "logs" / "oam_simulation_gpt_4_list_affordances_basic.log"
@@ -496,9 +501,10 @@ def summary_markdown(report: dict) -> str:
 
 
 def write_outputs(report: dict, out: Path) -> None:
-    from .report import write_files
+    save(out, report, summary_markdown(report), plot=("tokens_bench.png", lambda path: write_plot(report, path)))
 
-    write_files(out, report, summary_markdown(report))
+
+def write_plot(report: dict, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -519,5 +525,5 @@ def write_outputs(report: dict, out: Path) -> None:
     ax.set_title("Prompt tokens per kind: ours vs AutoGPT+P (label: ours / paper)")
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(out / "tokens_bench.png", dpi=110)
+    fig.savefig(path, dpi=110)
     plt.close(fig)

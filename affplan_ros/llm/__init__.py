@@ -3,11 +3,22 @@
 Importing this package does not touch the network; ``openai`` is used when a client
 is built.
 """
-from .accounting import Accounting, CallRecord
-from .client import ChatClient, ChatResponse, Choice, LLMError, TokenLogprob
-from .config import LLMConfig, MissingAPIKeyError
-from .conversation import Conversation, ConversationStore
-from .prompting import GoalPromptBuilder, PromptTemplateError, load_template, render_template
+from affplan_ros.llm.accounting import Accounting, CallRecord
+from affplan_ros.llm.client import (
+    ChatClient,
+    ChatResponse,
+    Choice,
+    LLMError,
+    TokenLogprob,
+)
+from affplan_ros.llm.config import LLMConfig, MissingAPIKeyError
+from affplan_ros.llm.conversation import Conversation, ConversationStore
+from affplan_ros.llm.prompting import (
+    GoalPromptBuilder,
+    PromptTemplateError,
+    load_template,
+    render_template,
+)
 
 __all__ = [
     "Accounting",

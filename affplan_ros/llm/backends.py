@@ -23,10 +23,11 @@ import os
 from dataclasses import dataclass, field
 from typing import Mapping, Optional, Sequence
 
-from ..core.goal_loop import ChatModel, Completion, Declined, GoalRequest, ask
-from ..core.interpreter.backend import OfflineModel
-from ..core.tool_selection import ToolPromptView
-from .config import LLMConfig, config_from_env
+from affplan_ros.core.agent.tool_loop import ToolPromptView
+from affplan_ros.core.goals.loop import Completion, Declined, GoalRequest, ask
+from affplan_ros.core.interpreter.backend import OfflineModel
+from affplan_ros.core.ports import ChatModel
+from affplan_ros.llm.config import LLMConfig, config_from_env
 
 ENV_FAST_PATH = "AFFPLAN_FAST_PATH"
 ENV_GRAMMAR = "AFFPLAN_LLM_GRAMMAR"
@@ -44,7 +45,7 @@ class GrammarModel:
         return self._label(self.client.complete(messages))
 
     def complete_in_context(self, messages: Sequence[dict], context: object) -> Completion:
-        from .grammars import grammar_for
+        from affplan_ros.llm.grammars import grammar_for
 
         grammar = grammar_for(context, self.oam)
         if grammar is None:
@@ -153,7 +154,7 @@ def make_backend(config: Optional[LLMConfig] = None, *, oam=None, fast_path: Opt
     if config is None:
         return Backend(local, "offline instruction interpreter (no LLM endpoint configured; it declines "
                               "what it does not understand)", "offline")
-    from .client import ChatClient
+    from affplan_ros.llm.client import ChatClient
 
     client = ChatClient(config, environ=env)
     use_grammar = _flag(env.get(ENV_GRAMMAR), False) if grammar is None else grammar

@@ -14,10 +14,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, Sequence
 
-from ..core.goal_loop import ChatModelError, Completion
-from .accounting import Accounting, CallRecord
-from .config import LLMConfig, MissingAPIKeyError
-from .conversation import Conversation, compact_history
+from affplan_ros.core.goals.loop import ChatModelError, Completion
+from affplan_ros.llm.accounting import Accounting, CallRecord
+from affplan_ros.llm.config import LLMConfig, MissingAPIKeyError
+from affplan_ros.llm.conversation import Conversation, compact_history
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +110,7 @@ def _parse_logprobs(raw: Any) -> tuple[TokenLogprob, ...] | None:
 
 
 class ChatClient:
-    """Implements :class:`affplan_ros.core.goal_loop.ChatModel` for any compatible endpoint.
+    """Implements :class:`affplan_ros.core.goals.loop.ChatModel` for any compatible endpoint.
 
     The key is read from ``config.api_key_env`` when the client is built, so a missing
     key fails early with :class:`MissingAPIKeyError` instead of at the first request.

@@ -10,8 +10,10 @@ import os
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from affplan_ros.core.errors import AffplanError
 
-class MissingAPIKeyError(RuntimeError):
+
+class MissingAPIKeyError(AffplanError, RuntimeError):
     """The configured environment variable with the API key is not set."""
 
 
@@ -91,7 +93,7 @@ def config_from_env(environ: Mapping[str, str] | None = None) -> LLMConfig | Non
                      api_key_env=env.get(ENV_KEY_NAME, "OPENAI_API_KEY").strip())
 
 
-class NoEndpointError(RuntimeError):
+class NoEndpointError(AffplanError, RuntimeError):
     """No LLM endpoint is configured in the environment."""
 
 

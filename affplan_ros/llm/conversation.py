@@ -23,7 +23,8 @@ def compact_answer(text: str, kind: str | None) -> str:
     """The final answer inside a model's reply to a question of ``kind`` (``goal``, ``tool``,
     ``affordances``, ``object`` - see ``tool_prompting.prompt_kind``), or the reply itself when
     the kind is unknown or no final answer is found (then the error fed back refers to it)."""
-    from ..core.goal import GoalError, extract_goal_text
+    from affplan_ros.core.goals.errors import GoalError
+    from affplan_ros.core.goals.extraction import extract_goal_text
 
     text = text or ""
     if kind == "goal":
@@ -42,7 +43,7 @@ def compact_answer(text: str, kind: str | None) -> str:
 def compact_history(messages: Sequence[Mapping[str, str]]) -> list[dict[str, str]]:
     """``messages`` with every assistant turn replaced by :func:`compact_answer` of it, the kind
     read from the user message it answers."""
-    from .tool_prompting import prompt_kind
+    from affplan_ros.llm.tool_prompting import prompt_kind
 
     out: list[dict[str, str]] = []
     kind = None

@@ -17,12 +17,13 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional, Sequence
 
-from ..core.signature import Signature
+from affplan_ros.core.errors import AffplanError
+from affplan_ros.core.model.signature import Signature
 
 _SAFE = re.compile(r"[^a-zA-Z0-9]+")
 
 
-class GrammarError(ValueError):
+class GrammarError(AffplanError, ValueError):
     """No grammar can be built (e.g. no predicate has objects of the right types)."""
 
 
@@ -174,11 +175,11 @@ class GbnfRecognizer:
 
 def grammar_for(context: object, oam=None) -> Optional[str]:
     """The grammar for a structured question (see ``goal_loop.ask``), or None."""
-    from ..core.goal_loop import GoalRequest
-    from ..core.tool_selection import ToolPromptView
+    from affplan_ros.core.agent.tool_loop import ToolPromptView
+    from affplan_ros.core.goals.loop import GoalRequest
 
     if isinstance(context, GoalRequest):
-        from ..core.goal_loop import GoalMode
+        from affplan_ros.core.goals.loop import GoalMode
 
         k = context.max_predicates if context.mode is GoalMode.PARTIAL_PLAN else None
         try:

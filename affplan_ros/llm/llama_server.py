@@ -21,8 +21,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
 
+from affplan_ros.core.errors import AffplanError
 
-class LlamaServerError(RuntimeError):
+
+class LlamaServerError(AffplanError, RuntimeError):
     """llama-cpp-python is missing, the model file is missing, or the server did not come up."""
 
 

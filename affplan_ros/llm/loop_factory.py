@@ -3,17 +3,18 @@ from __future__ import annotations
 
 from typing import Optional
 
-from ..core.alternatives import AlternativeMethod, AlternativeSuggester
-from ..core.goal_loop import ChatModel, GoalLoop
-from ..core.task_planning import TaskPlanner
-from ..core.tool_selection import ConfirmAlternative, ToolSelectionLoop
-from .prompting import GoalPromptBuilder
-from .tool_prompting import AlternativePromptBuilder, ToolPromptBuilder
+from affplan_ros.core.agent.alternatives import AlternativeMethod, AlternativeSuggester
+from affplan_ros.core.agent.plan_tool import TaskPlanner
+from affplan_ros.core.agent.tool_loop import ConfirmAlternative, ToolSelectionLoop
+from affplan_ros.core.goals.loop import GoalLoop
+from affplan_ros.core.ports import ChatModel
+from affplan_ros.llm.prompting import GoalPromptBuilder
+from affplan_ros.llm.tool_prompting import AlternativePromptBuilder, ToolPromptBuilder
 
 
 def make_alternative_suggester(llm: ChatModel, oam, *, method: str = "affordance",
                                max_corrections: int = 3) -> AlternativeSuggester:
-    from ..core.affordances import load_affordances
+    from affplan_ros.core.knowledge.affordances import load_affordances
 
     return AlternativeSuggester(llm, AlternativePromptBuilder(), oam, load_affordances(),
                                 AlternativeMethod(method), max_corrections)

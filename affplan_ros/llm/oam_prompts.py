@@ -9,10 +9,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..core.goal_loop import Message
-from ..core.oam_generation import AffordanceQuestions
-from .prompting import render_template
-
+from affplan_ros.core.goals.loop import Message
+from affplan_ros.core.knowledge.affordance_questions import AffordanceQuestions
+from affplan_ros.llm.prompting import render_template
 
 _THE_CLASS = re.compile(r"\b(?:an?|the)\s+(?:typical\s+)?\{\}|\{\}")
 _PLURAL = re.compile(r"\{\}s\b")
@@ -63,8 +62,9 @@ class OamPromptBuilder:
 def make_oam_generator(config, affordances_file=None, questions_file=None, max_format_retries: int = 2,
                        max_seconds_per_class: float = 600.0):
     """(OamGenerator, ChatClient) for an endpoint configuration; close the client when done."""
-    from ..core.oam_generation import OamGenerator, load_affordance_questions
-    from .client import ChatClient
+    from affplan_ros.core.knowledge.affordance_questions import load_affordance_questions
+    from affplan_ros.core.knowledge.oam_generation import OamGenerator
+    from affplan_ros.llm.client import ChatClient
 
     definitions = load_affordance_questions(affordances_file or None, questions_file or None)
     client = ChatClient(config)

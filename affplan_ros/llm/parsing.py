@@ -1,7 +1,7 @@
 """Parsing of free LLM answers: code blocks, JSON objects, choices, goals.
 
 Everything here only *reads* text; nothing the LLM writes is executed (design rule).
-Goal extraction lives in :mod:`affplan_ros.core.goal` (the checks need it without
+Goal extraction lives in :mod:`affplan_ros.core.goals.formula` (the checks need it without
 the LLM layer), the parsing of tool choices and of Suggest Alternative answers in
 ``core.tool_selection`` and ``core.alternatives`` (the loop validates them against its
 memory); all are re-exported here for callers that only see ``llm``.
@@ -12,9 +12,16 @@ import json
 import re
 from typing import Any, Iterable, Sequence
 
-from ..core.alternatives import parse_affordance_list, parse_object_answer  # re-exported
-from ..core.goal import GoalError, extract_goal_text, parse_goal  # re-exported
-from ..core.tool_selection import ToolAnswerError, parse_tool_answer  # re-exported
+from affplan_ros.core.agent.alternatives import (  # re-exported
+    parse_affordance_list,
+    parse_object_answer,
+)
+from affplan_ros.core.agent.tool_loop import (  # re-exported
+    ToolAnswerError,
+    parse_tool_answer,
+)
+from affplan_ros.core.goals.errors import GoalError  # re-exported
+from affplan_ros.core.goals.extraction import extract_goal_text, parse_goal  # re-exported
 
 __all__ = [
     "GoalError",

@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping
 
-from ..core.goal_loop import GoalMode, GoalRequest, Message
-from ..core.signature import Signature
+from affplan_ros.core.errors import AffplanError
+from affplan_ros.core.goals.loop import GoalMode, GoalRequest, Message
+from affplan_ros.core.model.signature import Signature
 
 PROMPT_DIR = Path(__file__).with_name("prompts")
 
 
-class PromptTemplateError(RuntimeError):
+class PromptTemplateError(AffplanError, RuntimeError):
     """A template file is missing or refers to a placeholder nobody fills."""
 
 
@@ -83,7 +84,11 @@ def named_classes(text: str, classes: Iterable[str]) -> set[str]:
     """The classes among ``classes`` that ``text`` names: by class name, plural, the synonyms
     and head nouns of the offline interpreter's vocabulary ("fridge" -> refrigerator, "the
     knife" -> kitchen_knife, "cups" -> plastic_cup). One piece for the goal and tool prompts."""
-    from ..core.interpreter.lexicon import MAX_PHRASE, default_vocabulary, words_of
+    from affplan_ros.core.interpreter.lexicon import (
+        MAX_PHRASE,
+        default_vocabulary,
+        words_of,
+    )
 
     classes = set(classes)
     table = default_vocabulary().noun_table(classes)
@@ -130,7 +135,7 @@ def scene_state_text(request: GoalRequest) -> str:
 
 @dataclass
 class GoalPromptBuilder:
-    """Implements :class:`affplan_ros.core.goal_loop.GoalPrompter` from the template files.
+    """Implements :class:`affplan_ros.core.goals.loop.GoalPrompter` from the template files.
 
     ``examples`` overrides ``goal_examples.txt`` (examples must use the domain's
     predicates to help, so a different domain should bring its own).

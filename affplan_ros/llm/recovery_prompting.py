@@ -15,10 +15,15 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..core.goal_loop import Message
-from ..core.recovery.lasp import FailureContext
-from ..core.recovery.stepwise import Sampled, ScoredText
-from .prompting import PROMPT_DIR, GoalPromptBuilder, render_template, template_openings
+from affplan_ros.core.goals.loop import Message
+from affplan_ros.core.recovery.lasp import FailureContext
+from affplan_ros.core.recovery.stepwise import Sampled, ScoredText
+from affplan_ros.llm.prompting import (
+    PROMPT_DIR,
+    GoalPromptBuilder,
+    render_template,
+    template_openings,
+)
 
 
 @dataclass
@@ -146,7 +151,7 @@ def _openings(directory: Optional[Path] = None) -> tuple[tuple[str, str], ...]:
 def recovery_prompt_kind(text: str, directory: Optional[Path] = None) -> Optional[str]:
     """``cause``, ``precondition``, ``completeness``, ``translate``, ``expand``, ``step``, or the
     kinds of :func:`~affplan_ros.llm.tool_prompting.prompt_kind` (``goal``, ``tool``, ...)."""
-    from .tool_prompting import prompt_kind
+    from affplan_ros.llm.tool_prompting import prompt_kind
 
     stripped = (text or "").lstrip()
     for opening, kind in _openings(directory or PROMPT_DIR):

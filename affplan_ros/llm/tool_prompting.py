@@ -12,14 +12,19 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
 
-from ..core.goal_loop import Message
-from ..core.tool_selection import ToolPromptView
-from .prompting import PROMPT_DIR, named_classes, render_template, template_openings
+from affplan_ros.core.agent.tool_loop import ToolPromptView
+from affplan_ros.core.goals.loop import Message
+from affplan_ros.llm.prompting import (
+    PROMPT_DIR,
+    named_classes,
+    render_template,
+    template_openings,
+)
 
 
 @dataclass
 class ToolPromptBuilder:
-    """Implements :class:`affplan_ros.core.tool_selection.ToolPrompter`.
+    """Implements :class:`affplan_ros.core.agent.tool_loop.ToolPrompter`.
 
     The system message (role, tools, answer format) is the same for every request, so endpoints
     can cache it; the first question shows the lean memory (:func:`lean_memory`); a next round
@@ -75,7 +80,7 @@ def lean_memory(view: ToolPromptView, only: Sequence[str] = ()) -> str:
 
 @dataclass
 class AlternativePromptBuilder:
-    """Implements :class:`affplan_ros.core.alternatives.AlternativePrompter`."""
+    """Implements :class:`affplan_ros.core.agent.alternatives.AlternativePrompter`."""
 
     directory: Optional[Path] = None
 

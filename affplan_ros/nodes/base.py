@@ -8,47 +8,24 @@ import time
 from typing import Any, Callable, NoReturn, Optional, Sequence
 
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos import (
+    DurabilityPolicy,
+    HistoryPolicy,
+    QoSProfile,
+    ReliabilityPolicy,
+    qos_profile_sensor_data,
+)
+
+from affplan_ros.launcher import READY_LINE
+from affplan_ros.nodes.params import Param
 
 # State topics (memory snapshot, scene objects): late joiners get the last value.
 LATCHED_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 # Camera images and detections: newest wins, losing one is fine.
 SENSOR_QOS = qos_profile_sensor_data
-
-from affplan_ros.launcher import READY_LINE
-
-
-def declare(node: Node, name: str, default: Any, description: str, *, read_only: bool = True) -> Any:
-    """Declare a parameter with a description (shown by `ros2 param describe`) and return its value.
-
-    Read-only unless said otherwise: the nodes read their parameters once, at start-up, so a
-    change at run time would be shown by `ros2 param get` but never used; it is refused instead.
-    An empty list default declares a string array (a list of numbers must not be empty)."""
-    from rclpy.parameter import Parameter
-
-    descriptor = ParameterDescriptor(description=description, read_only=read_only)
-    if isinstance(default, list) and not default:
-        # rclpy would type an empty list as a byte array: declare the type, unset means empty.
-        value = node.declare_parameter(name, Parameter.Type.STRING_ARRAY, descriptor).value
-        return list(value or [])
-    if isinstance(default, float):
-        # `-p time_scale:=0` arrives as an integer: accept any number where a float is meant.
-        descriptor.dynamic_typing = True
-        value = node.declare_parameter(name, default, descriptor).value
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValueError(f"parameter {name} must be a number, not {value!r}")
-        return float(value)
-    return node.declare_parameter(name, default, descriptor).value
-
-
-def require(condition: bool, message: str) -> None:
-    """Validate a parameter at start-up with a message that names it."""
-    if not condition:
-        raise ValueError(message)
 
 
 def watch_parent(poll_s: float = 0.5, grace_s: float = 5.0) -> None:
@@ -368,17 +345,24 @@ def wait_for_action(node: Node, client, action_name: str, timeout: float) -> boo
     return True
 
 
-def declare_agents(node: Node) -> dict:
-    """The robot's and the person's capabilities and costs (the planner's agents) as parameters:
-    ``<class>_capabilities`` (["all"] or capability names) and ``<class>_cost`` per action."""
-    from affplan_ros.core.capabilities import AgentProfile
+# -- parameter groups several nodes share: a table to add to the node's own, and what builds on it --
+
+# The robot's and the person's capabilities and costs (the planner's agents).
+AGENT_PARAMS = tuple(param for cls, cost in (("robot", 1), ("human", 100)) for param in (
+    Param(f"{cls}_capabilities", ["all"], f"what the {cls} can do: ['all'] or capability names"),
+    Param(f"{cls}_cost", cost, f"cost of one action of the {cls} (the planner minimises the sum)", minimum=0),
+))
+
+
+def agent_profiles(p) -> dict:
+    """The planner's agents from the AGENT_PARAMS values: ``<class>_capabilities`` (["all"] or
+    capability names) and ``<class>_cost`` per action."""
+    from affplan_ros.core.knowledge.capabilities import AgentProfile
 
     profiles = {}
-    for cls, cost in (("robot", 1), ("human", 100)):
-        caps = declare(node, f"{cls}_capabilities", ["all"], f"what the {cls} can do: ['all'] or capability names")
-        value = declare(node, f"{cls}_cost", cost, f"cost of one action of the {cls} (the planner minimises the sum)")
-        require(value >= 0, f"{cls}_cost must be >= 0")
-        profiles[cls] = AgentProfile(int(value), None if list(caps) == ["all"] else frozenset(caps))
+    for cls in ("robot", "human"):
+        caps, cost = getattr(p, f"{cls}_capabilities"), getattr(p, f"{cls}_cost")
+        profiles[cls] = AgentProfile(int(cost), None if list(caps) == ["all"] else frozenset(caps))
     return profiles
 
 
@@ -435,35 +419,44 @@ class WarmUp:
 
 def load_robot_model(oam_file: str, capabilities: dict):
     """(OAM, the robot's planning model before learned knowledge) as the nodes' parameters name them."""
-    from affplan_ros.core.oam import load_oam
+    from affplan_ros.core.knowledge.oam import load_oam
     from affplan_ros.core.recovery.belief import Domain
 
     oam = load_oam(oam_file or None)
     return oam, Domain.default(oam, capabilities)
 
 
-def declare_capabilities(node: Node) -> dict:
+# The robot's planning model. The executor, planning and tool-selection nodes must share it (config: ``/**``).
+CAPABILITY_PARAMS = (
+    Param("capabilities_file", "", "the robot's capability schemas: a capabilities file or a recovery "
+          "scenario (its robot model, without the hidden preconditions); '' = the built-in set"),
+)
+
+
+def load_capabilities(path: str) -> dict:
     """The robot's planning model (``capabilities_file``): a capabilities file, or a recovery
-    scenario whose robot lacks the scenario's hidden preconditions; "" = the built-in set.
-    The executor, planning and tool-selection nodes must share it (config: ``/**``)."""
+    scenario whose robot lacks the scenario's hidden preconditions; "" = the built-in set."""
     from affplan_ros.sim.scenario import ScenarioError, robot_capabilities
 
-    path = declare(node, "capabilities_file", "", "the robot's capability schemas: a capabilities file or a recovery "
-                   "scenario (its robot model, without the hidden preconditions); '' = the built-in set")
     try:
         return robot_capabilities(os.path.expanduser(path) if path else None)
     except (OSError, ScenarioError, ValueError, KeyError) as exc:
         raise ValueError(f"capabilities_file {path!r}: {exc}") from exc
 
 
-def declare_knowledge(node: Node):
-    """The knowledge file of learned preconditions and properties (``knowledge_file``; LASP,
-    issue 7), watched for changes; "" = nothing learned is kept. A malformed file is logged and
-    the node goes on without learned knowledge (the file is never overwritten)."""
+# The knowledge file of learned preconditions and properties (LASP, issue 7).
+KNOWLEDGE_PARAMS = (
+    Param("knowledge_file", "", "learned preconditions and properties (JSON), read at start-up and "
+          "whenever it changes; written when the suite learns; '' = learn nothing, keep nothing"),
+)
+
+
+def watch_knowledge(node: Node, path: str):
+    """The knowledge file (``knowledge_file``), watched for changes; "" = nothing learned is
+    kept. A malformed file is logged and the node goes on without learned knowledge (the file
+    is never overwritten)."""
     from affplan_ros.core.recovery.session import WatchedKnowledge, knowledge_path
 
-    path = declare(node, "knowledge_file", "", "learned preconditions and properties (JSON), read at start-up and "
-                   "whenever it changes; written when the suite learns; '' = learn nothing, keep nothing")
     watched = WatchedKnowledge(knowledge_path(path))
     if watched.error:
         node.get_logger().error(f"knowledge file not used, planning without learned knowledge: {watched.error}")
@@ -472,36 +465,46 @@ def declare_knowledge(node: Node):
     return watched
 
 
-def declare_locations(node: Node) -> dict[str, tuple[float, float, float]]:
-    """Known locations with base poses: ``locations`` entries "name x y yaw" (map frame)."""
-    entries = declare(node, "locations", [], "known locations and their base poses, each 'name x y yaw' in the map frame")
+# Known locations with base poses.
+LOCATION_PARAMS = (
+    Param("locations", [], "known locations and their base poses, each 'name x y yaw' in the map frame"),
+)
+
+
+def parse_locations(entries) -> dict[str, tuple[float, float, float]]:
+    """``locations`` entries "name x y yaw" (map frame) -> {name: (x, y, yaw)}."""
     poses = {}
     for entry in entries:
         words = str(entry).split()
         if not words:
             continue
         try:
-            require(len(words) == 4, "")
+            if len(words) != 4:
+                raise ValueError
             poses[words[0]] = (float(words[1]), float(words[2]), float(words[3]))
         except ValueError:
             raise ValueError(f"locations: {entry!r} is not 'name x y yaw' (e.g. 'table0 1.5 0.0 3.14')") from None
     return poses
 
 
-def declare_llm(node: Node):
-    """The language backend parameters every LLM-using node shares -> LLMConfig, or None when no
-    endpoint is configured (then the offline instruction interpreter answers)."""
-    base_url = declare(node, "llm_base_url", "", "OpenAI-compatible endpoint ('' = AFFPLAN_LLM_BASE_URL; "
-                       "none configured = the offline instruction interpreter)")
-    model = declare(node, "llm_model", "", "model name ('' = AFFPLAN_LLM_MODEL)")
-    key_env = declare(node, "llm_api_key_env", "", "NAME of the environment variable holding the API key "
-                      "('' = AFFPLAN_LLM_API_KEY_ENV or OPENAI_API_KEY; 'none' = no key); never the key itself")
-    timeout = declare(node, "llm_timeout_s", 60.0, "time limit of one LLM request, seconds")
-    require(timeout > 0, "llm_timeout_s must be > 0")
+# The language backend every LLM-using node shares.
+LLM_PARAMS = (
+    Param("llm_base_url", "", "OpenAI-compatible endpoint ('' = AFFPLAN_LLM_BASE_URL; "
+          "none configured = the offline instruction interpreter)"),
+    Param("llm_model", "", "model name ('' = AFFPLAN_LLM_MODEL)"),
+    Param("llm_api_key_env", "", "NAME of the environment variable holding the API key "
+          "('' = AFFPLAN_LLM_API_KEY_ENV or OPENAI_API_KEY; 'none' = no key); never the key itself"),
+    Param("llm_timeout_s", 60.0, "time limit of one LLM request, seconds", above=0),
+)
+
+
+def llm_config(p):
+    """The LLM_PARAMS values -> LLMConfig, or None when no endpoint is configured (then the
+    offline instruction interpreter answers)."""
     from affplan_ros.llm.config import config_from_settings
 
     try:
-        return config_from_settings(base_url, model, key_env, timeout)
+        return config_from_settings(p.llm_base_url, p.llm_model, p.llm_api_key_env, p.llm_timeout_s)
     except ValueError as exc:
         raise ValueError(f"LLM settings: {exc}") from exc
 

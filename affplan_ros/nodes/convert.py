@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from affplan_ros.core.failure import Failure, FailureCode
+from affplan_ros.core.model.failure import Failure, FailureCode
 from affplan_ros.msg import FailureObservation, Plan, PlanStep
 
 
@@ -57,7 +57,7 @@ def message_fields(msg) -> dict[str, object]:
 def skill_goal_problem(goal) -> str:
     """Why a skill action goal (Grasp, Place, Skill, ...) cannot be carried out ("" when it can):
     every name it gives (agent, object, location, arguments, ...) must be a name (core/limits)."""
-    from affplan_ros.core.limits import MAX_STEP_ARGUMENTS, name_problem
+    from affplan_ros.core.model.limits import MAX_STEP_ARGUMENTS, name_problem
 
     for field_name, value in message_fields(goal).items():
         values = value if isinstance(value, list) else [value]
@@ -81,7 +81,7 @@ def skill_goal_problem(goal) -> str:
 
 def image_fields(msg):
     """sensor_msgs/Image -> core.image.ImageFields (no pixel copy yet)."""
-    from affplan_ros.core.image import ImageFields
+    from affplan_ros.core.perception.image import ImageFields
 
     return ImageFields(int(msg.height), int(msg.width), str(msg.encoding), int(msg.step), msg.data,
                        bool(msg.is_bigendian))
@@ -91,7 +91,7 @@ def image_msg(array, encoding: str, header):
     """numpy array -> sensor_msgs/Image with ``header``."""
     from sensor_msgs.msg import Image
 
-    from affplan_ros.core.image import from_array
+    from affplan_ros.core.perception.image import from_array
 
     f = from_array(array, encoding)
     return Image(header=header, height=f.height, width=f.width, encoding=f.encoding, is_bigendian=False,
@@ -103,7 +103,7 @@ def observation_to_msg(observation, header, location: str, oam):
     from geometry_msgs.msg import PoseStamped
     from sensor_msgs.msg import RegionOfInterest
 
-    from affplan_ros.core.scene import object_name
+    from affplan_ros.core.model.scene import object_name
     from affplan_ros.msg import Relation, SceneObject, SceneObservation
 
     objects = []

@@ -8,11 +8,21 @@ from __future__ import annotations
 import re
 from typing import Mapping, Optional, Sequence
 
-from affplan_ros.core.limits import MAX_STEP_ARGUMENTS, name_problem
-from affplan_ros.core.memory import Memory, ObjectRecord, Observation, Stamp
-from affplan_ros.core.scene import Relation as CoreRelation
-from affplan_ros.msg import (AgentState, Location, MemorySnapshot, Plan, PlanStep, Relation, SceneObject,
-                             SceneObservation, Substitution)
+from affplan_ros.core.model.limits import MAX_STEP_ARGUMENTS, name_problem
+from affplan_ros.core.model.memory import Memory
+from affplan_ros.core.model.records import ObjectRecord, Observation, Stamp
+from affplan_ros.core.model.scene import Relation as CoreRelation
+from affplan_ros.msg import (
+    AgentState,
+    Location,
+    MemorySnapshot,
+    Plan,
+    PlanStep,
+    Relation,
+    SceneObject,
+    SceneObservation,
+    Substitution,
+)
 
 
 def class_of(name: str) -> str:
@@ -40,7 +50,9 @@ def plan_step_problem(step: PlanStep) -> str:
 
 def steps_from_msg(plan: Plan) -> list:
     """PlanStep messages -> core plan steps (``core.planner.PlanStep``)."""
-    from affplan_ros.core.planner import PlanStep as CorePlanStep  # the planner's modules load only here
+    from affplan_ros.core.planning.planner import (
+        PlanStep as CorePlanStep,  # the planner's modules load only here
+    )
 
     return [CorePlanStep(s.action, tuple(s.arguments), s.agent) for s in plan.steps]
 
@@ -55,7 +67,7 @@ def steps_to_msg(steps: Sequence, costs: Optional[Mapping[str, float]] = None) -
 def parse_step_text(text: str, agents: Sequence[str]):
     """``"grasp robot0 apple0 table0 table0"`` (``str(PlanStep)``) -> PlanStep; the second word
     is the agent when it names one (environment steps such as ``wetten`` have none)."""
-    from affplan_ros.core.planner import PlanStep as CorePlanStep
+    from affplan_ros.core.planning.planner import PlanStep as CorePlanStep
 
     words = text.split()
     if len(words) > 1 and words[1] in agents:
@@ -85,8 +97,8 @@ def observation_from_msg(msg: SceneObservation, stamp: Optional[float] = None) -
     if stamp is None:
         taken = msg.header.stamp.sec + msg.header.stamp.nanosec * 1e-9
         stamp = taken or None
-    objects = tuple(ObjectRecord(o.name, o.class_name or class_of(o.name), int(o.instance), tuple(sorted(o.affordances)))
-                    for o in msg.objects)
+    objects = tuple(ObjectRecord(o.name, o.class_name or class_of(o.name), int(o.instance),
+                                 tuple(sorted(o.affordances))) for o in msg.objects)
     relations = list(msg.relations)
     return Observation(objects, tuple(relation_from_msg(r) for r in relations), msg.location or None,
                        assumed=tuple(relation_from_msg(r) for r in relations if r.assumed), stamp=stamp)
@@ -123,7 +135,8 @@ def memory_to_msg(memory: Memory, poses: Optional[Mapping[str, object]] = None, 
                      for loc in memory.locations.values()]
     for agent in memory.agents:
         holding = [r.args[0] for r in memory.relations if r.predicate == "inhand" and r.args[1:] == (agent,)]
-        msg.agents.append(AgentState(name=agent, kind=AgentState.KIND_HUMAN if is_human(agent) else AgentState.KIND_ROBOT,
+        kind = AgentState.KIND_HUMAN if is_human(agent) else AgentState.KIND_ROBOT
+        msg.agents.append(AgentState(name=agent, kind=kind,
                                      location=memory.agent_location(agent) or "", holding=holding,
                                      free_hands=max(0, 2 - len(holding))))
     msg.instructions = list(memory.instructions)

@@ -19,41 +19,58 @@ from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalRespons
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
-from affplan_ros.core.capabilities import parameter_names
-from affplan_ros.core.execution import HumanAnswer, human_failure, human_step_text
-from affplan_ros.core.failure import Failure, FailureCode
-from affplan_ros.core.limits import MAX_PLAN_STEPS, check_timeout
-from affplan_ros.core.skills import SkillMap, SkillMapError
+from affplan_ros.action import ExecutePlan
+from affplan_ros.core.agent.execution import HumanAnswer, human_failure, human_step_text
+from affplan_ros.core.knowledge.capabilities import parameter_names
+from affplan_ros.core.knowledge.skills import SkillMap, SkillMapError
+from affplan_ros.core.model.failure import Failure, FailureCode
+from affplan_ros.core.model.limits import MAX_PLAN_STEPS, check_timeout
 from affplan_ros.env import config_file
 from affplan_ros.interfaces import interface_types
 from affplan_ros.msg import PlanStep
-from affplan_ros.action import ExecutePlan
-from affplan_ros.nodes.base import (FutureWait, ServerWatch, absolute_name, call_service, declare, declare_capabilities,
-                                    guarded_execute, require, run_node)
-from affplan_ros.nodes.convert import failure_from_msg, failure_to_msg, fill_message, step_text
+from affplan_ros.nodes.base import (
+    CAPABILITY_PARAMS,
+    FutureWait,
+    ServerWatch,
+    absolute_name,
+    call_service,
+    guarded_execute,
+    load_capabilities,
+    run_node,
+)
+from affplan_ros.nodes.convert import (
+    failure_from_msg,
+    failure_to_msg,
+    fill_message,
+    step_text,
+)
 from affplan_ros.nodes.convert_memory import is_human, plan_step_problem
+from affplan_ros.nodes.params import Param, declare_params
 from affplan_ros.srv import AskHuman
 
 YES = ("yes", "y", "done", "ok", "okay")
+
+PARAMS = (
+    Param("skills_file", "", "PDDL action -> skill action mapping (default: config/skills.yaml)"),
+    Param("step_timeout_s", 60.0, "time limit of one plan step, seconds", above=0),
+    Param("server_wait_s", 5.0, "how long to wait for a skill server to appear, seconds", minimum=0),
+    Param("human_timeout_s", 120.0, "how long a person may take for a step the plan gives them, seconds", above=0),
+    Param("apply_human_steps", False, "after a person did a step, also send it to the skill server (true for the "
+          "simulated world, which must learn what the person did)"),
+    Param("ask_human_service", "ask_human", "AskHuman service that reaches the person"),
+)
 
 
 class ExecutorNode(Node):
     def __init__(self) -> None:
         super().__init__("executor")
-        skills_file = declare(self, "skills_file", "", "PDDL action -> skill action mapping (default: config/skills.yaml)")
-        self.step_timeout = declare(self, "step_timeout_s", 60.0, "time limit of one plan step, seconds")
-        self.server_wait = declare(self, "server_wait_s", 5.0, "how long to wait for a skill server to appear, seconds")
-        self.human_timeout = declare(self, "human_timeout_s", 120.0, "how long a person may take for a step the plan gives them, seconds")
-        self.apply_human_steps = declare(self, "apply_human_steps", False, "after a person did a step, also send it to the skill "
-                                         "server (true for the simulated world, which must learn what the person did)")
-        ask_human = declare(self, "ask_human_service", "ask_human", "AskHuman service that reaches the person")
-        require(self.step_timeout > 0, "step_timeout_s must be > 0")
-        require(self.server_wait >= 0, "server_wait_s must be >= 0")
-        require(self.human_timeout > 0, "human_timeout_s must be > 0")
+        p = declare_params(self, PARAMS + CAPABILITY_PARAMS)
+        self.step_timeout, self.server_wait, self.human_timeout = p.step_timeout_s, p.server_wait_s, p.human_timeout_s
+        self.apply_human_steps = p.apply_human_steps
 
         try:
-            self.skill_map = SkillMap.from_file(config_file("skills.yaml", skills_file))
-            capabilities = declare_capabilities(self)
+            self.skill_map = SkillMap.from_file(config_file("skills.yaml", p.skills_file))
+            capabilities = load_capabilities(p.capabilities_file)
             self.parameters = parameter_names(capabilities)
             self.capabilities = capabilities
             # Environment capabilities (e.g. wetten) happen by themselves: no skill runs them.
@@ -70,14 +87,16 @@ class ExecutorNode(Node):
                                 callback_group=self._client_group)
             for skill in self.skill_map.skill_types()
         }
-        self._ask_human = self.create_client(AskHuman, ask_human, callback_group=self._client_group)
+        self._ask_human = self.create_client(AskHuman, p.ask_human_service, callback_group=self._client_group)
         self._busy = threading.Lock()
         self._server = ActionServer(
-            self, ExecutePlan, "execute_plan", execute_callback=guarded_execute(self, ExecutePlan, "execute_plan", self._execute),
+            self, ExecutePlan, "execute_plan",
+            execute_callback=guarded_execute(self, ExecutePlan, "execute_plan", self._execute),
             goal_callback=self._on_goal, cancel_callback=lambda _g: CancelResponse.ACCEPT,
             # Reentrant: the cancel request must be served while the plan runs.
             callback_group=ReentrantCallbackGroup())
-        self.get_logger().info(f"executor ready: {len(self._skill_clients)} skill types, step limit {self.step_timeout:.0f} s")
+        self.get_logger().info(f"executor ready: {len(self._skill_clients)} skill types, "
+                               f"step limit {self.step_timeout:.0f} s")
 
     def _on_goal(self, _goal) -> GoalResponse:
         # One plan at a time, from its acceptance on: a second plan (or a copy of this one that a
@@ -157,7 +176,8 @@ class ExecutorNode(Node):
         return result
 
     def _feedback(self, goal_handle, index: int, step: PlanStep, status: str, message: str) -> None:
-        goal_handle.publish_feedback(ExecutePlan.Feedback(current_step=index, step=step, status=status, message=message))
+        goal_handle.publish_feedback(ExecutePlan.Feedback(current_step=index, step=step, status=status,
+                                                          message=message))
 
     def _run_step(self, goal_handle, step: PlanStep, timeout: float) -> Failure | None:
         text = step_text(step)
@@ -214,7 +234,8 @@ class ExecutorNode(Node):
             detail = f"nobody to ask: {error}" if answer is HumanAnswer.ERROR else error
             return human_failure(text, answer, detail)
         if not response.answered:
-            return human_failure(text, HumanAnswer.TIMEOUT, f"no answer from the person within {self.human_timeout:g} s")
+            return human_failure(text, HumanAnswer.TIMEOUT,
+                                 f"no answer from the person within {self.human_timeout:g} s")
         if response.answer.strip().lower() not in YES:
             return human_failure(text, HumanAnswer.REFUSED, f"the person answered {response.answer!r}")
         return None

@@ -13,7 +13,7 @@ from geometry_msgs.msg import Point
 from std_msgs.msg import ColorRGBA
 from visualization_msgs.msg import Marker, MarkerArray
 
-from affplan_ros.core.memory import Memory
+from affplan_ros.core.model.memory import Memory
 from affplan_ros.nodes.convert_memory import is_human
 
 Pose2D = tuple[float, float, float]

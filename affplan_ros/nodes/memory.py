@@ -1,4 +1,4 @@
-"""memory: what the robot knows, shared by every node (AutoGPT+P memory, core/memory.py).
+"""memory: what the robot knows, shared by every node (AutoGPT+P memory, core/model/memory.py).
 
 Holds the memory; merges what perception (or the simulated camera) publishes on
 ``observation``; serves ``get_memory`` (GetMemory), ``reset_memory`` (ResetMemory) and
@@ -11,7 +11,7 @@ apart from the configured locations (a robot). With ``persist_file`` every chang
 to disk (atomically, with fsync) and reloaded when the node restarts; other nodes may restart at
 any time without losing anything, since they keep no memory of their own between tasks.
 
-State never goes back in time (core/memory.py): an observation is stamped with the time it was
+State never goes back in time (core/model/memory.py): an observation is stamped with the time it was
 taken (``header.stamp``; a zero stamp counts as the time it arrived), and it changes nothing
 about an object whose belief was set later (a plan step executed after the view was taken).
 Every input is checked before anything changes: a bad observation is logged and dropped, a bad
@@ -29,40 +29,65 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup
 from rclpy.node import Node
 from visualization_msgs.msg import MarkerArray
 
-from affplan_ros.core.limits import CLOCK_SKEW_S, MAX_JSON_BYTES, MAX_PLAN_STEPS, MAX_TASK_CHARS, MAX_TEXT_CHARS
-from affplan_ros.core.memory import Memory, ObjectRecord, PlanRecord, Source, Stamp, relation_problem
-from affplan_ros.core.oam import load_oam
-from affplan_ros.core.state_files import write_atomic
-from affplan_ros.sim.world_scenario import ScenarioError, load_scenario
+from affplan_ros.core.files.state_files import write_atomic
+from affplan_ros.core.knowledge.oam import load_oam
+from affplan_ros.core.model.limits import (
+    CLOCK_SKEW_S,
+    MAX_JSON_BYTES,
+    MAX_PLAN_STEPS,
+    MAX_TASK_CHARS,
+    MAX_TEXT_CHARS,
+)
+from affplan_ros.core.model.memory import Memory
+from affplan_ros.core.model.records import ObjectRecord, PlanRecord, Source, Stamp, relation_problem
 from affplan_ros.msg import MemorySnapshot, SceneObservation
-from affplan_ros.nodes.base import LATCHED_QOS, declare, declare_locations, require, run_node, serve, subscribe
-from affplan_ros.nodes.convert_memory import (class_of, memory_to_msg, observation_from_msg, plan_step_problem,
-                                              relation_from_msg)
+from affplan_ros.nodes.base import (
+    LATCHED_QOS,
+    LOCATION_PARAMS,
+    parse_locations,
+    run_node,
+    serve,
+    subscribe,
+)
+from affplan_ros.nodes.convert_memory import (
+    class_of,
+    memory_to_msg,
+    observation_from_msg,
+    plan_step_problem,
+    relation_from_msg,
+)
 from affplan_ros.nodes.markers import memory_markers
+from affplan_ros.nodes.params import Param, declare_params
+from affplan_ros.sim.world_scenario import ScenarioError, load_scenario
 from affplan_ros.srv import GetMemory, ResetMemory, UpdateMemory
+
+PARAMS = (
+    Param("scenario", "", "scenario whose explored part is the initial memory (sim); "
+          "'' = only the configured locations (a robot)"),
+    Param("oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)"),
+    Param("persist_file", "", "JSON file the memory is saved to on every change and "
+          "reloaded from at start ('' = keep it in this process only)"),
+    Param("frame_id", "map", "frame of the RViz markers and location poses", nonempty=True),
+    Param("robot_agent", "robot0", "the robot's name in the plans"),
+    Param("robot_start", "", "location the robot starts at when no scenario says ('' = unknown)"),
+    Param("human_agent", "human0", "the person's name in the plans ('' = nobody to help)"),
+    Param("human_start", "", "where the person is when no scenario says ('' = unknown)"),
+)
 
 
 class MemoryNode(Node):
     def __init__(self) -> None:
         super().__init__("memory")
-        scenario = declare(self, "scenario", "", "scenario whose explored part is the initial memory (sim); "
-                           "'' = only the configured locations (a robot)")
-        oam_file = declare(self, "oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)")
-        self.persist_file = declare(self, "persist_file", "", "JSON file the memory is saved to on every change and "
-                                    "reloaded from at start ('' = keep it in this process only)")
-        self.frame_id = declare(self, "frame_id", "map", "frame of the RViz markers and location poses")
-        self.robot = declare(self, "robot_agent", "robot0", "the robot's name in the plans")
-        start = declare(self, "robot_start", "", "location the robot starts at when no scenario says ('' = unknown)")
-        self._human = declare(self, "human_agent", "human0", "the person's name in the plans ('' = nobody to help)")
-        self._human_start = declare(self, "human_start", "", "where the person is when no scenario says ('' = unknown)")
-        self.poses = declare_locations(self)
-        require(bool(self.frame_id), "frame_id must not be empty")
+        p = declare_params(self, PARAMS + LOCATION_PARAMS)
+        self.persist_file, self.frame_id, self.robot = p.persist_file, p.frame_id, p.robot_agent
+        self._human, self._human_start = p.human_agent, p.human_start
+        self.poses = parse_locations(p.locations)
         try:
-            self.oam = load_oam(oam_file or None)
-            self._scenario = load_scenario(scenario) if scenario else None
+            self.oam = load_oam(p.oam_file or None)
+            self._scenario = load_scenario(p.scenario) if p.scenario else None
         except (OSError, ScenarioError, ValueError) as exc:
             raise ValueError(f"cannot build the initial memory: {exc}") from exc
-        self._robot_start = start
+        self._robot_start = p.robot_start
         self._rejected_logged: dict[str, float] = {}
         self._saved_at = 0.0        # when the file was last written
         self._unsaved = False       # a change not on disk yet (observations are saved at most every 2 s)
@@ -263,7 +288,7 @@ class MemoryNode(Node):
         if observation.objects or observation.relations or observation.location:
             memory.merge(self._observation(observation))
         if request.explored_location:
-            from affplan_ros.core.limits import check_name
+            from affplan_ros.core.model.limits import check_name
 
             memory.add_location(check_name(request.explored_location, "explored_location"), explored=True)
         removed = [relation_from_msg(r) for r in request.remove_relations]
@@ -278,9 +303,10 @@ class MemoryNode(Node):
             memory.add_relation(rel, now)
         # a relation added as a fact is no assumption; one added as assumed is
         memory.assumed = ({*memory.assumed, *(relation_from_msg(r) for r in request.add_relations if r.assumed)}
-                          - {relation_from_msg(r) for r in request.add_relations if not r.assumed}) & set(memory.relations)
+                          - {relation_from_msg(r) for r in request.add_relations if not r.assumed}) \
+            & set(memory.relations)
         for sub in request.substitutions:
-            from affplan_ros.core.limits import name_problem
+            from affplan_ros.core.model.limits import name_problem
 
             problem = name_problem(sub.missing_class, "missing_class") or name_problem(sub.replacement, "replacement")
             if problem:

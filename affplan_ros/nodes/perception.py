@@ -1,7 +1,7 @@
 """perception: camera image -> detector -> objects with affordances (OAD) -> relations -> memory.
 
 Subscribes the colour image (sensor QoS; optionally a registered depth image and its camera
-info), runs the pipeline of ``core/perception.py`` on the newest frame at most ``max_rate_hz``
+info), runs the pipeline of ``core/perception/pipeline.py`` on the newest frame at most ``max_rate_hz``
 times a second, and publishes
 
 * ``observation`` (SceneObservation, latched): the objects in view with affordances, bounding
@@ -30,57 +30,81 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.node import Node
 from sensor_msgs.msg import CameraInfo, Image
 
-from affplan_ros.core.detection import OPEN_VOCABULARY_KINDS, DetectorError, normalize_label, resolve_model_path
-from affplan_ros.core.image import ImageFormatError, to_bgr, to_depth_m
-from affplan_ros.core.oam import OamDatabase, load_oam
-from affplan_ros.core.oam_generation import STRATEGIES, OamCache, OamGenerationError, generate_mapping
-from affplan_ros.core.perception import PerceptionPipeline, PerceptionSettings
+from affplan_ros.core.knowledge.affordance_questions import OamGenerationError
+from affplan_ros.core.knowledge.oam import OamDatabase, load_oam
+from affplan_ros.core.knowledge.oam_generation import STRATEGIES, OamCache, generate_mapping
+from affplan_ros.core.model.limits import MAX_CLASSES, MAX_NAME_CHARS, name_problem
+from affplan_ros.core.perception.detection import (
+    OPEN_VOCABULARY_KINDS,
+    DetectorError,
+    normalize_label,
+    resolve_model_path,
+)
+from affplan_ros.core.perception.image import ImageFormatError, to_bgr, to_depth_m
+from affplan_ros.core.perception.pipeline import PerceptionPipeline, PerceptionSettings
 from affplan_ros.env import config_file, share_dir
 from affplan_ros.msg import ObjectAffordances, SceneObservation
-from affplan_ros.core.limits import MAX_CLASSES, MAX_NAME_CHARS, name_problem
-from affplan_ros.nodes.base import LATCHED_QOS, SENSOR_QOS, background_log, declare, require, run_node, serve, subscribe
+from affplan_ros.nodes.base import (
+    LATCHED_QOS,
+    SENSOR_QOS,
+    background_log,
+    run_node,
+    serve,
+    subscribe,
+)
 from affplan_ros.nodes.convert import image_fields, image_msg, observation_to_msg
+from affplan_ros.nodes.params import Param, declare_params
 from affplan_ros.srv import GenerateOam, Observe
 
-DETECTOR_PARAMETERS = ("model", "detector_kind", "confidence", "iou", "imgsz", "device")
+# The detector's parameters may change at run time (checked and applied by _on_set_parameters).
+PARAMS = (
+    Param("camera_topic", "camera/image_raw", "colour image topic (rgb8, bgr8, rgba8, bgra8, mono8)", nonempty=True),
+    Param("depth_topic", "", "registered depth image topic (16UC1 mm or 32FC1 m); '' = no depth"),
+    Param("camera_info_topic", "", "camera info of the depth image (intrinsics for 3D positions); '' = none"),
+    Param("model", "models/kitchen_shapes.pt", "YOLO weight file; relative paths are looked up in the package's "
+          "config/ folder", read_only=False),
+    Param("detector_kind", "auto", "auto | yolo | yolo_world | yoloe (open vocabulary: classes from the OAM)",
+          read_only=False),
+    Param("confidence", 0.35, "global minimum detection confidence [0, 1]", read_only=False),
+    Param("iou", 0.5, "non-maximum-suppression IoU threshold [0, 1]", read_only=False),
+    Param("imgsz", 0, "detector input size in pixels (multiple of 32); 0 = the size the model was trained at",
+          read_only=False),
+    Param("device", "cpu", "torch device, e.g. cpu or cuda:0", read_only=False),
+    Param("settings_file", "", "synonyms, per-class thresholds, ignore list, relations, "
+          "assumptions (default: config/perception_settings.yaml)"),
+    Param("oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)"),
+    Param("oam_cache_file", "", "where LLM-generated OAM entries are cached ('' = no cache)"),
+    Param("location", "", "location the camera looks at, reported with each observation"),
+    Param("max_rate_hz", 2.0, "most frames processed per second (newest frame wins)", above=0),
+    Param("observe_timeout_s", 5.0, "Observe: how long to wait for a processed frame", above=0),
+    Param("llm_base_url", "", "GenerateOam endpoint ('' = AFFPLAN_LLM_BASE_URL)"),
+    Param("llm_model", "", "GenerateOam model ('' = AFFPLAN_LLM_MODEL)"),
+    Param("llm_api_key_env", "", "NAME of the variable holding the API key "
+          "('' = AFFPLAN_LLM_API_KEY_ENV or OPENAI_API_KEY; 'none' = no key)"),
+    Param("affordances_file", "", "affordance questions/formulas for GenerateOam ('' = built-in)"),
+)
+DETECTOR_PARAMETERS = tuple(param.name for param in PARAMS if not param.read_only)
 
 
 class PerceptionNode(Node):
     def __init__(self) -> None:
         super().__init__("perception")
-        self.camera_topic = declare(self, "camera_topic", "camera/image_raw", "colour image topic (rgb8, bgr8, rgba8, bgra8, mono8)")
-        self.depth_topic = declare(self, "depth_topic", "", "registered depth image topic (16UC1 mm or 32FC1 m); '' = no depth")
-        self.info_topic = declare(self, "camera_info_topic", "", "camera info of the depth image (intrinsics for 3D positions); '' = none")
-        model = declare(self, "model", "models/kitchen_shapes.pt",
-                        "YOLO weight file; relative paths are looked up in the package's config/ folder", read_only=False)
-        kind = declare(self, "detector_kind", "auto", "auto | yolo | yolo_world | yoloe (open vocabulary: classes from the OAM)", read_only=False)
-        confidence = declare(self, "confidence", 0.35, "global minimum detection confidence [0, 1]", read_only=False)
-        iou = declare(self, "iou", 0.5, "non-maximum-suppression IoU threshold [0, 1]", read_only=False)
-        imgsz = declare(self, "imgsz", 0, "detector input size in pixels (multiple of 32); 0 = the size the model was trained at", read_only=False)
-        device = declare(self, "device", "cpu", "torch device, e.g. cpu or cuda:0", read_only=False)
-        settings_file = declare(self, "settings_file", "", "synonyms, per-class thresholds, ignore list, relations, "
-                                "assumptions (default: config/perception_settings.yaml)")
-        oam_file = declare(self, "oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)")
-        self.cache_file = declare(self, "oam_cache_file", "", "where LLM-generated OAM entries are cached ('' = no cache)")
-        self.location = declare(self, "location", "", "location the camera looks at, reported with each observation")
-        self.max_rate = declare(self, "max_rate_hz", 2.0, "most frames processed per second (newest frame wins)")
-        self.observe_timeout = declare(self, "observe_timeout_s", 5.0, "Observe: how long to wait for a processed frame")
-        self.llm_base_url = declare(self, "llm_base_url", "", "GenerateOam endpoint ('' = AFFPLAN_LLM_BASE_URL)")
-        self.llm_model = declare(self, "llm_model", "", "GenerateOam model ('' = AFFPLAN_LLM_MODEL)")
-        self.llm_key_env = declare(self, "llm_api_key_env", "", "NAME of the variable holding the API key "
-                                   "('' = AFFPLAN_LLM_API_KEY_ENV or OPENAI_API_KEY; 'none' = no key)")
-        self.affordances_file = declare(self, "affordances_file", "", "affordance questions/formulas for GenerateOam ('' = built-in)")
-        require(self.max_rate > 0, "max_rate_hz must be > 0")
-        require(self.observe_timeout > 0, "observe_timeout_s must be > 0")
-        require(bool(self.camera_topic), "camera_topic must not be empty")
+        p = declare_params(self, PARAMS)
+        self.camera_topic, self.depth_topic, self.info_topic = p.camera_topic, p.depth_topic, p.camera_info_topic
+        self.cache_file, self.location = p.oam_cache_file, p.location
+        self.max_rate, self.observe_timeout = p.max_rate_hz, p.observe_timeout_s
+        self.llm_base_url, self.llm_model, self.llm_key_env = p.llm_base_url, p.llm_model, p.llm_api_key_env
+        self.affordances_file = p.affordances_file
+        model = p.model
 
         try:
-            oam = load_oam(oam_file or None)
+            oam = load_oam(p.oam_file or None)
             if self.cache_file:  # classes generated earlier are known from the start
                 classes, _ = OamCache(self.cache_file).load()
                 oam = oam.merged(OamDatabase({c: frozenset(a) for c, a in classes.items()}))
-            settings = PerceptionSettings.from_file(config_file("perception_settings.yaml", settings_file),
-                                                    self._detector_values(model, kind, confidence, iou, imgsz, device))
+            settings = PerceptionSettings.from_file(config_file("perception_settings.yaml", p.settings_file),
+                                                    self._detector_values(p.model, p.detector_kind, p.confidence, p.iou,
+                                                                          p.imgsz, p.device))
         except (OSError, ValueError, OamGenerationError) as exc:  # PerceptionConfigError is a ValueError
             raise ValueError(f"cannot configure perception: {exc}") from exc
         self.pipeline = PerceptionPipeline(settings, oam)
@@ -142,8 +166,8 @@ class PerceptionNode(Node):
         with self._frame_ready:
             self._detector_state = "ready"
             self._frame_ready.notify_all()
-        background_log(self, "info", f"detector ready in {detector.load_seconds:.1f} s: {detector.kind} at {detector.imgsz} px, "
-                               f"{len(detector.labels)} labels ({', '.join(detector.labels[:8])})")
+        background_log(self, "info", f"detector ready in {detector.load_seconds:.1f} s: {detector.kind} at "
+                               f"{detector.imgsz} px, {len(detector.labels)} labels ({', '.join(detector.labels[:8])})")
 
     def _on_set_parameters(self, params) -> SetParametersResult:
         values = {p.name: p.value for p in params}
@@ -276,7 +300,8 @@ class PerceptionNode(Node):
             response.success, response.message = False, "no classes given: the class list is empty"
             return response
         if len(classes) > MAX_CLASSES:
-            response.success, response.message = False, f"{len(classes)} classes; the limit is {MAX_CLASSES} per request"
+            response.success = False
+            response.message = f"{len(classes)} classes; the limit is {MAX_CLASSES} per request"
             return response
         for c in classes:
             problem = name_problem(normalize_label(c)[:MAX_NAME_CHARS + 1], "class")
@@ -284,7 +309,8 @@ class PerceptionNode(Node):
                 response.success, response.message = False, f"class {c[:40]!r} rejected: {problem}"
                 return response
         if strategy not in STRATEGIES:
-            response.success, response.message = False, f"unknown strategy {strategy[:40]!r}; use {', '.join(STRATEGIES)}"
+            response.success = False
+            response.message = f"unknown strategy {strategy[:40]!r}; use {', '.join(STRATEGIES)}"
             return response
         names = [normalize_label(c) for c in classes]
         known = [c for c in names if c in self.pipeline.oam]
@@ -314,7 +340,12 @@ class PerceptionNode(Node):
     def _generate(self, classes: list[str], strategy: str):
         import os
 
-        from affplan_ros.llm.config import ENV_BASE_URL, ENV_KEY_NAME, ENV_MODEL, LLMConfig
+        from affplan_ros.llm.config import (
+            ENV_BASE_URL,
+            ENV_KEY_NAME,
+            ENV_MODEL,
+            LLMConfig,
+        )
         from affplan_ros.llm.oam_prompts import make_oam_generator
 
         base_url = self.llm_base_url or os.environ.get(ENV_BASE_URL, "")
@@ -325,7 +356,8 @@ class PerceptionNode(Node):
                            api_key_env="" if key_env == "none" else key_env)
         generator, client = make_oam_generator(config, self.affordances_file or None)
         try:
-            return generate_mapping(generator, classes, strategy, OamCache(self.cache_file) if self.cache_file else None)
+            cache = OamCache(self.cache_file) if self.cache_file else None
+            return generate_mapping(generator, classes, strategy, cache)
         finally:
             client.close()
 

@@ -21,37 +21,54 @@ import time
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 
-from affplan_ros.core.limits import MAX_TASK_CHARS
-from affplan_ros.core.memory import Memory
-from affplan_ros.nodes.base import (background_log, call_service, declare, declare_agents, declare_capabilities, declare_knowledge,
-                                    declare_llm, load_robot_model, make_language_backend, require, run_node, serve,
-                                    WarmUp)
-from affplan_ros.nodes.convert_memory import steps_to_msg
+from affplan_ros.core.model.limits import MAX_TASK_CHARS
+from affplan_ros.core.model.memory import Memory
 from affplan_ros.msg import Plan
+from affplan_ros.nodes.base import (
+    AGENT_PARAMS,
+    CAPABILITY_PARAMS,
+    KNOWLEDGE_PARAMS,
+    LLM_PARAMS,
+    WarmUp,
+    agent_profiles,
+    background_log,
+    call_service,
+    llm_config,
+    load_capabilities,
+    load_robot_model,
+    make_language_backend,
+    run_node,
+    serve,
+    watch_knowledge,
+)
+from affplan_ros.nodes.convert_memory import steps_to_msg
+from affplan_ros.nodes.params import Param, declare_params
 from affplan_ros.srv import GetMemory, PlanTask
+
+PARAMS = (
+    Param("goal_rounds", 10, "bound on LLM answers per goal (self-correction rounds)", minimum=1),
+    Param("plan_time_limit_s", 30.0, "time limit of one Fast Downward run, seconds", above=0),
+    Param("plan_mode", "optimal", "optimal (minimal cost) or satisficing (faster)", choices=("optimal", "satisficing")),
+    Param("semantic_check", True, "check goals for contradictions in Prolog"),
+    Param("max_seconds", 120.0, "bound on one PlanTask request, seconds", above=0),
+    Param("oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)"),
+    Param("memory_service", "get_memory", "GetMemory service of the memory node"),
+)
 
 
 class PlanningNode(Node):
     def __init__(self) -> None:
         super().__init__("planning")
-        self.goal_rounds = declare(self, "goal_rounds", 10, "bound on LLM answers per goal (self-correction rounds)")
-        self.time_limit = declare(self, "plan_time_limit_s", 30.0, "time limit of one Fast Downward run, seconds")
-        self.mode = declare(self, "plan_mode", "optimal", "optimal (minimal cost) or satisficing (faster)")
-        self.semantic = declare(self, "semantic_check", True, "check goals for contradictions in Prolog")
-        self.max_seconds = declare(self, "max_seconds", 120.0, "bound on one PlanTask request, seconds")
-        oam_file = declare(self, "oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)")
-        memory_service = declare(self, "memory_service", "get_memory", "GetMemory service of the memory node")
-        self.profiles = declare_agents(self)
-        self.capabilities = declare_capabilities(self)
-        self.knowledge = declare_knowledge(self)
+        p = declare_params(self, PARAMS + AGENT_PARAMS + CAPABILITY_PARAMS + KNOWLEDGE_PARAMS + LLM_PARAMS)
+        self.goal_rounds, self.time_limit, self.mode = p.goal_rounds, p.plan_time_limit_s, p.plan_mode
+        self.semantic, self.max_seconds = p.semantic_check, p.max_seconds
+        self.profiles = agent_profiles(p)
+        self.capabilities = load_capabilities(p.capabilities_file)
+        self.knowledge = watch_knowledge(self, p.knowledge_file)
         self._knowledge_error = self.knowledge.error
-        self.llm_config = declare_llm(self)
-        require(self.goal_rounds >= 1, "goal_rounds must be >= 1")
-        require(self.time_limit > 0, "plan_time_limit_s must be > 0")
-        require(self.max_seconds > 0, "max_seconds must be > 0")
-        require(self.mode in ("optimal", "satisficing"), "plan_mode must be 'optimal' or 'satisficing'")
-        self._oam_file = oam_file
-        self._memory = self.create_client(GetMemory, memory_service, callback_group=ReentrantCallbackGroup())
+        self.llm_config = llm_config(p)
+        self._oam_file = p.oam_file
+        self._memory = self.create_client(GetMemory, p.memory_service, callback_group=ReentrantCallbackGroup())
         serve(self, PlanTask, "plan_task", self._on_plan, MutuallyExclusiveCallbackGroup())
         self._llm_problem = ""
         self.goal_loop = None
@@ -59,13 +76,13 @@ class PlanningNode(Node):
 
     def _warm_up(self) -> None:
         """Load the planner, Prolog and the LLM client off the start-up path."""
-        from affplan_ros.core.goal_loop import GoalLoop
+        from affplan_ros.core.goals.loop import GoalLoop
         from affplan_ros.llm.prompting import GoalPromptBuilder
 
         self.oam, self.domain = load_robot_model(self._oam_file, self.capabilities)
         checker = None
         if self.semantic:
-            from affplan_ros.core.semantic_check import SemanticChecker
+            from affplan_ros.core.goals.semantics import SemanticChecker
 
             checker = SemanticChecker()
         backend, why = make_language_backend(self.llm_config, self.oam)
@@ -73,10 +90,10 @@ class PlanningNode(Node):
         self.goal_loop = GoalLoop(backend.model, GoalPromptBuilder(), checker, max_rounds=self.goal_rounds) \
             if backend else None
         background_log(self, "info", f"planning: language backend: {backend.label if backend else why}")
-        import affplan_ros.core.planner  # noqa: F401 - Fast Downward's modules, now rather than at the first task
+        import affplan_ros.core.planning.planner  # noqa: F401 - Fast Downward's modules, now rather than at the first task
 
     def _on_plan(self, request, response):
-        from affplan_ros.core.tool_selection import clean_task
+        from affplan_ros.core.agent.tool_loop import clean_task
 
         t0 = time.monotonic()
         task, problem = clean_task(request.task, MAX_TASK_CHARS)
@@ -97,17 +114,17 @@ class PlanningNode(Node):
         except ValueError as exc:
             response.success, response.message = False, f"cannot read the memory: {exc}"
             return response
-        attempt = self._plan(task, request.partial, memory)
+        attempt, learned = self._plan(task, request.partial, memory)
         self._fill(response, attempt, request.partial)
+        response.learned = learned
         self.get_logger().info(f"{'partial ' if request.partial else ''}plan for {task[:200]!r}: "
                                f"{response.message} ({time.monotonic() - t0:.1f} s)")
         return response
 
     def _plan(self, task: str, partial: bool, memory: Memory):
-        from affplan_ros.core.capabilities import agents_for_scene
-        from affplan_ros.core.task_planning import TaskPlanner
-        from affplan_ros.core.tool_selection import alternatives_context
-
+        from affplan_ros.core.agent.plan_tool import TaskPlanner
+        from affplan_ros.core.agent.tool_loop import alternatives_context
+        from affplan_ros.core.knowledge.capabilities import agents_for_scene
         from affplan_ros.core.recovery.session import planning_kwargs
 
         store = self.knowledge.current()  # read again if the tool-selection node learned meanwhile
@@ -128,9 +145,7 @@ class PlanningNode(Node):
                                max_seconds=self.max_seconds)
         learned = [f"{p.action} requires {p.condition}" for p in store.preconditions]
         learned += [f"property {p.name}" for p in store.properties]
-        if learned:
-            attempt.message += f" (planned with learned knowledge: {'; '.join(learned)})"
-        return attempt
+        return attempt, learned
 
     @staticmethod
     def _fill(response, attempt, partial: bool) -> None:
@@ -139,9 +154,7 @@ class PlanningNode(Node):
         response.message = attempt.message
         response.goal = attempt.goal_text or ""
         if goal is not None:
-            answered = ", ".join(dict.fromkeys(b for b in goal.answered_by if b))
-            if answered:  # which backend wrote the goal, for the transcript
-                response.message += f" (goal answered by: {answered})"
+            response.answered_by = list(dict.fromkeys(b for b in goal.answered_by if b))
             response.correction_rounds = len(goal.feedback)
             response.errors = [f"({fb.stage}) {fb.message.strip()}" for fb in goal.feedback]
             response.llm_seconds = float(goal.llm_seconds)

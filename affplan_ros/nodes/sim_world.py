@@ -2,10 +2,11 @@
 
 The world is loaded from a scenario (an AutoGPT+P scene file or the project's YAML scenario,
 see sim/world_scenario.py; a recovery scenario of config/scenarios/recovery/ brings its hidden
-ground truth: ``ScenarioWorld`` enforces the preconditions the robot's model lacks). Each skill goal is mapped back to the PDDL actions it may stand for
-(config/skills.yaml), checked against the true state, and applied; a false precondition fails
-the skill with what / why / suggestion. Skills take a realistic time (scaled by ``time_scale``)
-and can be canceled midway, leaving the world as it was before the step.
+ground truth: ``ScenarioWorld`` enforces the preconditions the robot's model lacks). Each skill
+goal is mapped back to the PDDL actions it may stand for (config/skills.yaml), checked against
+the true state, and applied; a false precondition fails the skill with what / why / suggestion.
+Skills take a realistic time (scaled by ``time_scale``) and can be canceled midway, leaving the
+world as it was before the step.
 
 It is also the simulated camera: the ``observe`` service (Observe) reports the objects at the
 robot's location with their affordances, relations and a bounding box in a virtual image, and
@@ -24,24 +25,31 @@ from functools import partial
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
-
 from sensor_msgs.msg import RegionOfInterest
 from std_srvs.srv import Trigger
 
-from affplan_ros.core.capabilities import agents_for_scene, parameter_names
-from affplan_ros.core.failure import Failure, FailureCode
-from affplan_ros.core.limits import name_problem
-from affplan_ros.core.oam import load_oam
-from affplan_ros.sim.world_scenario import load_scenario
-from affplan_ros.core.skills import SkillMap
+from affplan_ros.core.knowledge.capabilities import agents_for_scene, parameter_names
+from affplan_ros.core.knowledge.oam import load_oam
+from affplan_ros.core.knowledge.skills import SkillMap
+from affplan_ros.core.model.failure import Failure, FailureCode
+from affplan_ros.core.model.limits import name_problem
 from affplan_ros.env import config_file
 from affplan_ros.interfaces import interface_types
 from affplan_ros.msg import SceneObservation
-from affplan_ros.nodes.base import LATCHED_QOS, declare, declare_agents, guarded_execute, require, run_node, serve
+from affplan_ros.nodes.base import (
+    AGENT_PARAMS,
+    LATCHED_QOS,
+    agent_profiles,
+    guarded_execute,
+    run_node,
+    serve,
+)
 from affplan_ros.nodes.convert import failure_to_msg, message_fields, skill_goal_problem
 from affplan_ros.nodes.convert_memory import relation_to_msg, scene_object_msg
+from affplan_ros.nodes.params import Param, declare_params
 from affplan_ros.sim.executor import SimulatedExecutor
 from affplan_ros.sim.recovery_world import ScenarioExecutor
+from affplan_ros.sim.world_scenario import load_scenario
 from affplan_ros.srv import Observe
 
 # The virtual camera image the simulated detections' bounding boxes refer to.
@@ -52,18 +60,23 @@ DURATIONS = {"Navigate": 4.0, "Grasp": 3.0, "Place": 2.5, "Pour": 4.0, "Handover
              "Wipe": 6.0, "Open": 3.0, "Close": 2.5, "Skill": 4.0}
 
 
+PARAMS = (
+    Param("scenario", "", "scenario of the simulated world: an AutoGPT+P scene file or a YAML "
+          "scenario (default: config/scenarios/kitchen.txt)"),
+    Param("skills_file", "", "PDDL action -> skill action mapping (default: config/skills.yaml)"),
+    Param("oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)"),
+    Param("time_scale", 1.0, "multiplies every skill's duration (0 = instant)", minimum=0),
+    Param("robot_agent", "robot0", "the robot's name in the plans"),
+)
+
+
 class SimWorldNode(Node):
     def __init__(self) -> None:
         super().__init__("sim_world")
-        scenario = declare(self, "scenario", "", "scenario of the simulated world: an AutoGPT+P scene file or a YAML "
-                           "scenario (default: config/scenarios/kitchen.txt)")
-        skills_file = declare(self, "skills_file", "", "PDDL action -> skill action mapping (default: config/skills.yaml)")
-        oam_file = declare(self, "oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)")
-        self.time_scale = declare(self, "time_scale", 1.0, "multiplies every skill's duration (0 = instant)")
-        self.robot = declare(self, "robot_agent", "robot0", "the robot's name in the plans")
-        profiles = declare_agents(self)
-        require(self.time_scale >= 0, "time_scale must be >= 0")
-        path = config_file("scenarios/kitchen.txt", scenario)
+        p = declare_params(self, PARAMS + AGENT_PARAMS)
+        self.time_scale, self.robot = p.time_scale, p.robot_agent
+        profiles = agent_profiles(p)
+        path = config_file("scenarios/kitchen.txt", p.scenario)
         try:
             loaded = load_scenario(path)
             scene = loaded.scene
@@ -74,10 +87,10 @@ class SimWorldNode(Node):
                 self.sim.robot = self.robot
             else:
                 # The simulated executor holds the ground-truth world and what a camera sees in it.
-                self.sim = SimulatedExecutor(scene, oam=load_oam(oam_file or None),
+                self.sim = SimulatedExecutor(scene, oam=load_oam(p.oam_file or None),
                                              agents=agents_for_scene(scene, profiles), robot=self.robot)
             self.world = self.sim.world
-            self.skill_map = SkillMap.from_file(config_file("skills.yaml", skills_file))
+            self.skill_map = SkillMap.from_file(config_file("skills.yaml", p.skills_file))
         except (OSError, ValueError) as exc:  # ScenarioError, SkillMapError, OamFormatError are ValueErrors
             raise ValueError(f"cannot load the simulated world: {exc}") from exc
         self.parameters = parameter_names(self.world.task.capabilities)
@@ -142,11 +155,13 @@ class SimWorldNode(Node):
             return response
         if where not in self.sim.scene.locations:
             response.success = False
-            response.message = f"{where!r} is not a location of the simulated world ({', '.join(sorted(self.sim.scene.locations))})"
+            known = ", ".join(sorted(self.sim.scene.locations))
+            response.message = f"{where!r} is not a location of the simulated world ({known})"
             return response
         if where != here:
             response.success = False
-            response.message = f"the robot is at {here or 'no known location'}, it cannot see {where}; navigate there first"
+            response.message = (f"the robot is at {here or 'no known location'}, it cannot see {where}; "
+                                "navigate there first")
             return response
         with self.world._lock:  # a consistent view while skills may be running
             seen = self.sim.observe(where)

@@ -19,49 +19,59 @@ from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 
-from affplan_ros.core.failure import Failure, FailureCode
-from affplan_ros.core.skills import SkillMap, SkillMapError
+from affplan_ros.core.knowledge.skills import SkillMap, SkillMapError
+from affplan_ros.core.model.failure import Failure, FailureCode
 from affplan_ros.env import config_file
 from affplan_ros.interfaces import interface_types
-from affplan_ros.nodes.base import declare, declare_locations, require, run_node
+from affplan_ros.nodes.base import LOCATION_PARAMS, parse_locations, run_node
 from affplan_ros.nodes.convert import failure_to_msg, skill_goal_problem
+from affplan_ros.nodes.params import Param, declare_params
 from affplan_ros.robots.drivers import DriverUnavailable, Pose
 
 OPEN, CLOSED = 0.08, 0.0        # gripper positions (m)
+
+
+PARAMS = (
+    Param("robot_name", "robot", "which robot this is (for messages)"),
+    Param("hands", ["right"], "hands with a gripper, e.g. ['left', 'right']"),
+    Param("arm_groups", ["arm"], "MoveIt planning group per hand, in the order of `hands`"),
+    Param("ee_links", ["gripper_link"], "end-effector link per hand, in the order of `hands`"),
+    Param("gripper_actions", ["gripper_controller/gripper_cmd"],
+          "GripperCommand action per hand, in the order of `hands`"),
+    Param("nav_action", "navigate_to_pose", "Nav2 NavigateToPose action"),
+    Param("nav_timeout_s", 120.0, "time limit of one base motion, seconds"),
+    Param("approach_height_m", 0.12, "pre-grasp / retreat height above an object"),
+    Param("gripper_effort", 40.0, "gripper max effort when closing (N)"),
+    Param("handover_pose", [0.6, 0.0, 1.0], "where to hold an object out to a person (x y z in the base frame)"),
+    Param("base_frame", "base_link", "the robot base frame"),
+    Param("skills_file", "", "PDDL action -> skill action mapping (default: config/skills.yaml)"),
+    Param("object_poses", [], "fixed poses of named objects, each 'name x y z' (map frame)"),
+)
 
 
 class RobotSkillsNode(Node):
     def __init__(self, drivers: Optional[Callable[["RobotSkillsNode"], tuple]] = None) -> None:
         """``drivers(node) -> (navigator, arm, gripper)``; default: Nav2, MoveIt, GripperCommand."""
         super().__init__("robot_skills")
-        self.robot_name = declare(self, "robot_name", "robot", "which robot this is (for messages)")
-        self.hands = list(declare(self, "hands", ["right"], "hands with a gripper, e.g. ['left', 'right']"))
-        groups = declare(self, "arm_groups", ["arm"], "MoveIt planning group per hand, in the order of `hands`")
-        links = declare(self, "ee_links", ["gripper_link"], "end-effector link per hand, in the order of `hands`")
-        grippers = declare(self, "gripper_actions", ["gripper_controller/gripper_cmd"],
-                           "GripperCommand action per hand, in the order of `hands`")
-        self.nav_action = declare(self, "nav_action", "navigate_to_pose", "Nav2 NavigateToPose action")
-        self.nav_timeout = declare(self, "nav_timeout_s", 120.0, "time limit of one base motion, seconds")
-        self.approach = declare(self, "approach_height_m", 0.12, "pre-grasp / retreat height above an object")
-        self.effort = declare(self, "gripper_effort", 40.0, "gripper max effort when closing (N)")
-        handover = declare(self, "handover_pose", [0.6, 0.0, 1.0], "where to hold an object out to a person "
-                           "(x y z in the base frame)")
-        self.base_frame = declare(self, "base_frame", "base_link", "the robot base frame")
-        skills_file = declare(self, "skills_file", "", "PDDL action -> skill action mapping (default: config/skills.yaml)")
-        self.locations = declare_locations(self)
-        entries = declare(self, "object_poses", [], "fixed poses of named objects, each 'name x y z' (map frame)")
-        require(len(self.hands) == len(groups) == len(links) == len(grippers),
-                "hands, arm_groups, ee_links and gripper_actions need one entry per hand")
-        require(len(handover) == 3, "handover_pose is [x, y, z]")
+        p = declare_params(self, PARAMS + LOCATION_PARAMS)
+        self.robot_name, self.hands, self.nav_action = p.robot_name, list(p.hands), p.nav_action
+        self.nav_timeout, self.approach, self.effort = p.nav_timeout_s, p.approach_height_m, p.gripper_effort
+        self.base_frame, self.locations = p.base_frame, parse_locations(p.locations)
+        groups, links, grippers, handover = p.arm_groups, p.ee_links, p.gripper_actions, p.handover_pose
+        if not len(self.hands) == len(groups) == len(links) == len(grippers):
+            raise ValueError("hands, arm_groups, ee_links and gripper_actions need one entry per hand")
+        if len(handover) != 3:
+            raise ValueError("handover_pose is [x, y, z]")
         self.groups, self.links = dict(zip(self.hands, groups)), dict(zip(self.hands, links))
         self.handover_pose = Pose(*map(float, handover), frame=self.base_frame)
         self.object_poses = {}
-        for entry in entries:
+        for entry in p.object_poses:
             words = str(entry).split()
-            require(len(words) == 4, f"object_poses: {entry!r} is not 'name x y z'")
+            if len(words) != 4:
+                raise ValueError(f"object_poses: {entry!r} is not 'name x y z'")
             self.object_poses[words[0]] = Pose(float(words[1]), float(words[2]), float(words[3]))
         try:
-            self.skill_map = SkillMap.from_file(config_file("skills.yaml", skills_file))
+            self.skill_map = SkillMap.from_file(config_file("skills.yaml", p.skills_file))
         except (OSError, SkillMapError) as exc:
             raise ValueError(f"cannot load the skill mapping: {exc}") from exc
         group = ReentrantCallbackGroup()
@@ -97,7 +107,8 @@ class RobotSkillsNode(Node):
             try:
                 failure = handler(goal_handle.request, cancel)
             except Exception as exc:  # noqa: BLE001 - a driver error is a failed skill, not a dead node
-                failure = Failure(FailureCode.PHYSICAL, skill.lower(), f"{skill.lower()} failed", f"{type(exc).__name__}: {exc}")
+                failure = Failure(FailureCode.PHYSICAL, skill.lower(), f"{skill.lower()} failed",
+                                  f"{type(exc).__name__}: {exc}")
         if failure is not None and failure.code == FailureCode.CANCELED:
             goal_handle.canceled()
         elif failure is None:
@@ -159,7 +170,8 @@ class RobotSkillsNode(Node):
                            "place what is held first", recoverable=True)
         pose = self._pose(goal.object, goal.object_pose) or self.object_poses.get(goal.support)
         if pose is None:
-            return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"no pose for {goal.object} or {goal.support}",
+            return Failure(FailureCode.NOT_FOUND, what, f"{what} failed",
+                           f"no pose for {goal.object} or {goal.support}",
                            "give object_pose in the goal, or add it to object_poses")
         group, link = self.groups[hand], self.links[hand]
         failure = self._steps(what, cancel,

@@ -184,7 +184,8 @@ def _draw_bottle(img, cx: int, bottom: int, s: float, rng):
     cv2.rectangle(img, (cx - neck_w // 2 - 1, neck_top), (cx + neck_w // 2 + 1, neck_top + bh // 12),
                   _jitter(rng, (30, 30, 30), 20), -1)
     label_y = body_top + int(bh * 0.2)
-    cv2.rectangle(img, (cx - bw // 2, label_y), (cx + bw // 2, label_y + bh // 6), _jitter(rng, (235, 235, 235), 15), -1)
+    cv2.rectangle(img, (cx - bw // 2, label_y), (cx + bw // 2, label_y + bh // 6),
+                  _jitter(rng, (235, 235, 235), 15), -1)
     return cx - bw // 2, neck_top, cx + bw // 2 + 1, bottom
 
 

@@ -11,8 +11,7 @@ from __future__ import annotations
 import time
 from typing import Iterable, Optional, Sequence, Union
 
-from affplan_ros.core.domain import build_task
-from affplan_ros.core.execution import (
+from affplan_ros.core.agent.execution import (
     AskHuman,
     ExecutionResult,
     ExploreResult,
@@ -23,13 +22,14 @@ from affplan_ros.core.execution import (
     human_failure,
     human_step_text,
 )
-from affplan_ros.core.failure import Failure, FailureCode
-from affplan_ros.core.goal import Literal
-from affplan_ros.core.memory import Memory, ObjectRecord, Observation
-from affplan_ros.core.scene import Relation, Scene
-from affplan_ros.core.simulate import goal_satisfied
-
-from .world import SimWorld
+from affplan_ros.core.goals.formula import Literal
+from affplan_ros.core.model.failure import Failure, FailureCode
+from affplan_ros.core.model.memory import Memory
+from affplan_ros.core.model.records import ObjectRecord, Observation
+from affplan_ros.core.model.scene import Relation, Scene
+from affplan_ros.core.planning.simulate import goal_satisfied
+from affplan_ros.core.planning.task import build_task
+from affplan_ros.sim.world import SimWorld
 
 
 def always_help(request: HumanRequest, timeout_s: float) -> bool:
@@ -70,7 +70,8 @@ class SimulatedExecutor:
 
     def _record(self, name: str) -> ObjectRecord:
         obj = self.scene.objects[name]
-        oam_affs = self.oam.affordances_of(obj.class_name) if self.oam is not None and obj.class_name in self.oam else ()
+        oam_affs = (self.oam.affordances_of(obj.class_name)
+                    if self.oam is not None and obj.class_name in self.oam else ())
         affs = obj.affordances or oam_affs
         return ObjectRecord(name, obj.class_name, obj.instance, tuple(sorted(affs)))
 

@@ -16,20 +16,23 @@ from __future__ import annotations
 
 from typing import Iterable, Sequence
 
-from affplan_ros.core.domain import build_task
-from affplan_ros.core.goal import Literal
-from affplan_ros.core.failure import Failure, FailureCode
+from affplan_ros.core.goals.formula import Literal
+from affplan_ros.core.model.failure import Failure, FailureCode
+from affplan_ros.core.model.scene import Scene
+from affplan_ros.core.planning.simulate import state_to_scene, substitute
+from affplan_ros.core.planning.task import build_task
 from affplan_ros.core.recovery.belief import parse_condition
 from affplan_ros.core.recovery.feedback import format_detail
-from affplan_ros.core.recovery.grounding import GroundingAnswer, GroundingPredicate, load_grounding
+from affplan_ros.core.recovery.grounding import (
+    GroundingAnswer,
+    GroundingPredicate,
+    load_grounding,
+)
 from affplan_ros.core.recovery.knowledge import EnvironmentProperty
 from affplan_ros.core.recovery.lasp import object_scene
-from affplan_ros.core.scene import Scene
-from affplan_ros.core.simulate import state_to_scene, substitute
-
-from .executor import SimulatedExecutor, always_help
-from .scenario import Scenario
-from .world import SimWorld
+from affplan_ros.sim.executor import SimulatedExecutor, always_help
+from affplan_ros.sim.scenario import Scenario
+from affplan_ros.sim.world import SimWorld
 
 # How to fix a violated literal, per predicate (the "how" of the feedback). {0}, {1}: its args.
 _SUGGEST = {
@@ -193,7 +196,8 @@ class ScenarioExecutor(SimulatedExecutor):
         self.scenario = scenario
         self.world = ScenarioWorld(scenario)
         self.task = self.world.task
-        self._affs = {n: self.task.signature.objects.get(self.task._map(n), frozenset()) for n in scenario.truth.objects}
+        self._affs = {n: self.task.signature.objects.get(self.task._map(n), frozenset())
+                      for n in scenario.truth.objects}
         self._costs = {a.name: float(a.cost) for a in self.task.agents}
 
     # -- RecoveryEnvironment ------------------------------------------------------------------
@@ -210,7 +214,8 @@ class ScenarioExecutor(SimulatedExecutor):
     # -- GroundingProvider --------------------------------------------------------------------
     def ground(self, predicate: GroundingPredicate, candidates) -> GroundingAnswer:
         return GroundingAnswer(predicate.name, True,
-                               frozenset(tuple(c) for c in candidates if self.world.grounding_truth(predicate.name, c[0])))
+                               frozenset(tuple(c) for c in candidates
+                                         if self.world.grounding_truth(predicate.name, c[0])))
 
     def goal_reached(self, dnf=None) -> bool:
         return super().goal_reached(dnf if dnf is not None else self.scenario.goal_dnf)

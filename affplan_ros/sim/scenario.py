@@ -38,19 +38,30 @@ from typing import Mapping, Optional, Union
 
 import yaml
 
-from affplan_ros.core.capabilities import Capability, _capability_from_mapping, load_capabilities
-from affplan_ros.core.goal import GoalError, parse_goal, to_dnf
-from affplan_ros.core.oam import OamDatabase, load_oam
-from affplan_ros.core.recovery.belief import Domain, parse_condition, remove_precondition
-from affplan_ros.core.scene import Relation, Scene
-from affplan_ros.core.scene_io import parse_scene_text
+from affplan_ros.core.errors import ConfigError
+from affplan_ros.core.files.scene_io import parse_scene_text
+from affplan_ros.core.goals.errors import GoalError
+from affplan_ros.core.goals.extraction import parse_goal
+from affplan_ros.core.goals.formula import to_dnf
+from affplan_ros.core.knowledge.capabilities import (
+    Capability,
+    _capability_from_mapping,
+    load_capabilities,
+)
+from affplan_ros.core.knowledge.oam import OamDatabase, load_oam
+from affplan_ros.core.model.scene import Relation, Scene
+from affplan_ros.core.recovery.belief import (
+    Domain,
+    parse_condition,
+    remove_precondition,
+)
 
 GROUNDING_TRUTH = {"unreachable": "reachable", "ungraspable": "graspable", "undetected": "detected",
                    "full": "placeable"}
 SETS = ("lasp", "copal")
 
 
-class ScenarioError(ValueError):
+class ScenarioError(ConfigError):
     """A scenario file is malformed; the message names the file and the field."""
 
 
@@ -208,7 +219,8 @@ def load_scenario(path: Union[str, Path], base_oam: Optional[OamDatabase] = None
         id=sid, set=sset, family=str(data.get("family", "")), title=str(data.get("title", sid)),
         task=str(need("task")), goal=goal, truth=truth, oam=oam, capabilities=caps, hidden=hidden,
         properties=props, grounding_false=grounding_false, unknown_objects=unknown,
-        unknown_relations=[_relation(r, f"{where}: belief.unknown_relations") for r in belief.get("unknown_relations") or []],
+        unknown_relations=[_relation(r, f"{where}: belief.unknown_relations")
+                           for r in belief.get("unknown_relations") or []],
         wrong_relations=[_relation(r, f"{where}: belief.wrong_relations") for r in belief.get("wrong_relations") or []],
         expect=dict(data.get("expect") or {}), description=str(data.get("description", "")), path=str(path))
 

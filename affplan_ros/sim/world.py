@@ -11,10 +11,18 @@ import threading
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
-from affplan_ros.core.domain import PDDL_CONFIG, PlanningTask, build_task
-from affplan_ros.core.failure import Failure, FailureCode
-from affplan_ros.core.scene import Scene
-from affplan_ros.core.simulate import Atom, apply_step, full_condition, holds, initial_state, substitute
+from affplan_ros.core.model.failure import Failure, FailureCode
+from affplan_ros.core.model.scene import Scene
+from affplan_ros.core.planning.encoding import PDDL_CONFIG
+from affplan_ros.core.planning.simulate import (
+    Atom,
+    apply_step,
+    full_condition,
+    holds,
+    initial_state,
+    substitute,
+)
+from affplan_ros.core.planning.task import PlanningTask, build_task
 
 Candidate = tuple[str, str, tuple[str, ...]]  # (pddl action, agent, args)
 

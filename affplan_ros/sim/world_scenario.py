@@ -29,15 +29,18 @@ from typing import Optional, Union
 
 import yaml
 
-from affplan_ros.core.scene import Scene
-from affplan_ros.core.scene_io import SceneFormatError, load_scene, parse_scene_text
+from affplan_ros.core.files.scene_io import (
+    SceneFormatError,
+    load_scene,
+    parse_scene_text,
+)
+from affplan_ros.core.model.scene import Scene
+from affplan_ros.sim.scenario import ScenarioError
 
 PathLike = Union[str, Path]
 _KEYS = {"description", "scene", "objects", "relations", "locations", "explored"}
 
 
-class ScenarioError(ValueError):
-    """The scenario file is malformed; the message names the file and the problem."""
 
 
 @dataclass

@@ -8,8 +8,8 @@ from __future__ import annotations
 import importlib
 
 from rosidl_parser.definition import (
-    AbstractNestedType,
     AbstractGenericString,
+    AbstractNestedType,
     Array,
     BasicType,
     BoundedSequence,

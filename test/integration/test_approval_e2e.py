@@ -7,7 +7,6 @@ import time
 
 import pytest
 import yaml
-
 from suite_support import STOVE_KITCHEN, run_task, scripted_suite, served_client
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -52,7 +51,7 @@ def _world_and_memory(client):
     """(the simulated camera's relations at the table, the memory's relations)."""
     import json
 
-    from affplan_ros.core.memory import Memory
+    from affplan_ros.core.model.memory import Memory
     from affplan_ros.srv import GetMemory, Observe
 
     seen, error = client.call(Observe, "observe", Observe.Request(location=""))

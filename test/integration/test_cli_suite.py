@@ -22,7 +22,8 @@ def affplan(*args: str, env: dict, **kw) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize("single", [False, True], ids=["separate_processes", "single_process"])
 def test_up_reports_ready_serves_and_stops_on_ctrl_c(single):
     env = {**os.environ, "AFFPLAN_LLM_BASE_URL": ""}   # the module's own ROS domain (conftest)
-    up = subprocess.Popen([sys.executable, "-m", "affplan_ros.cli", "up", "--quiet", *(["--single-process"] if single else [])],
+    up = subprocess.Popen([sys.executable, "-m", "affplan_ros.cli", "up", "--quiet",
+                           *(["--single-process"] if single else [])],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
     lines = []
     try:
@@ -36,7 +37,8 @@ def test_up_reports_ready_serves_and_stops_on_ctrl_c(single):
         ready = re.search(rf"suite ready in ([\d.]+) s \(5 nodes, {how}", "".join(lines))
         assert ready, "".join(lines)
         assert "offline instruction interpreter" in lines[0] and "AFFPLAN_LLM_BASE_URL" in "".join(lines)
-        pids = [int(p) for p in subprocess.run(["pgrep", "-P", str(up.pid)], capture_output=True, text=True).stdout.split()]
+        pids = [int(p) for p in
+                subprocess.run(["pgrep", "-P", str(up.pid)], capture_output=True, text=True).stdout.split()]
         assert len(pids) == (1 if single else 5)
 
         shown = affplan("memory", "--json", env=env)

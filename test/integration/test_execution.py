@@ -53,7 +53,8 @@ def run_plan(plan, cancel_after_feedback: int | None = None, timeout: float = 60
     with isolated_node("plan_runner") as (node, executor):
         client = ActionClient(node, ExecutePlan, f"{NS}/execute_plan")
         assert wait_for_action(node, client, f"{NS}/execute_plan", 20.0), "executor not available"
-        send = client.send_goal_async(ExecutePlan.Goal(plan=plan), feedback_callback=lambda m: feedback.append(m.feedback))
+        send = client.send_goal_async(ExecutePlan.Goal(plan=plan),
+                                      feedback_callback=lambda m: feedback.append(m.feedback))
         assert spin_until(executor, send.done, 10.0)
         handle = send.result()
         assert handle.accepted

@@ -4,7 +4,7 @@ the sim suite, through real DDS (hypothesis, seeded, a fixed number of examples 
 After every example: every node is alive; the memory is exactly as it was (or, for the few
 valid parts generated, changed only as they asked); the learned knowledge file is untouched.
 At the end a normal task still succeeds. The oracle of what is valid lives here, written apart
-from the product's checks (core/limits.py, core/memory.py): a name is ASCII letters, digits,
+from the product's checks (core/model/limits.py, core/model/memory.py): a name is ASCII letters, digits,
 _ and -, starting with a letter, of at most 64 characters.
 """
 from __future__ import annotations
@@ -15,17 +15,16 @@ import time
 
 import pytest
 import yaml
-
-from suite_support import STOVE_KITCHEN, run_task, scripted_suite, served_client
-
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from suite_support import STOVE_KITCHEN, run_task, scripted_suite, served_client
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 NS = "/affplan"
 SCENE = STOVE_KITCHEN
-SCRIPT = {"Put the banana on the counter": {"tool": ["SELECTED TOOL: PLAN"], "goal": ["(:goal (and (on banana0 counter0)))"]}}
+SCRIPT = {"Put the banana on the counter": {"tool": ["SELECTED TOOL: PLAN"],
+                                             "goal": ["(:goal (and (on banana0 counter0)))"]}}
 KNOWLEDGE = {"version": 1, "preconditions": [{"action": "grasp", "condition": "(at ?actor ?at)", "text": "be there",
                                                "cause": "", "task": "", "failure": "", "learned_at": "2026-11-01",
                                                "confirmed": True}], "properties": []}
@@ -76,7 +75,8 @@ def bad_observations(draw):
 
     msg = SceneObservation(location=draw(st.one_of(st.just(""), ANY_NAME)))
     for _ in range(draw(st.integers(0, 3))):
-        msg.objects.append(SceneObject(name=draw(ANY_NAME), class_name=draw(ANY_NAME), instance=draw(st.integers(0, 2**31)),
+        msg.objects.append(SceneObject(name=draw(ANY_NAME), class_name=draw(ANY_NAME),
+                                       instance=draw(st.integers(0, 2**31)),
                                        affordances=draw(st.lists(ANY_NAME, max_size=3))))
     msg.relations = [_relation(draw, bad=draw(st.booleans())) for _ in range(draw(st.integers(0, 3)))]
     poison = draw(st.sampled_from(["relation", "object", "future", "location"]))
@@ -159,7 +159,8 @@ def bad_plans(draw):
         goal.plan.steps = [PlanStep(action=draw(st.sampled_from(["teleport", "zzz", "rm_rf"])), agent="robot0",
                                     arguments=["cup0"])]
     elif poison == "agent":
-        goal.plan.steps = [PlanStep(action="move", agent=draw(NOT_NAMES.filter(bool)), arguments=["table0", "counter0"])]
+        goal.plan.steps = [PlanStep(action="move", agent=draw(NOT_NAMES.filter(bool)),
+                                    arguments=["table0", "counter0"])]
     elif poison == "count":
         goal.plan.steps = [PlanStep(action="move", agent="robot0", arguments=["table0", "table0"])] * 501
     else:
@@ -286,7 +287,8 @@ def test_memory_update_memory(client, check):
     got = _call(client, UpdateMemory, "update_memory", UpdateMemory.Request(instruction="  wipe   the table "))
     after = check.memory()
     assert got.success and after["instructions"] == before["instructions"] + ["wipe the table"]
-    assert {k: v for k, v in after.items() if k != "instructions"} == {k: v for k, v in before.items() if k != "instructions"}
+    assert ({k: v for k, v in after.items() if k != "instructions"}
+            == {k: v for k, v in before.items() if k != "instructions"})
 
 
 def test_memory_observation_topic(client, check):
@@ -395,7 +397,8 @@ def test_sim_world_skills_observe_and_parameters(client, check):
 
     @FUZZ
     @given(st.sampled_from(["sim_world", "executor", "memory", "planning", "tool_selection"]),
-           st.one_of(st.sampled_from(["time_scale", "max_rounds", "persist_file", "approval", "plan_mode", "robot_agent"]),
+           st.one_of(st.sampled_from(["time_scale", "max_rounds", "persist_file", "approval", "plan_mode",
+                                      "robot_agent"]),
                      TEXT), st.one_of(NUMBERS, TEXT, st.booleans()))
     def parameters(node, name, value):
         before = check.memory()
@@ -423,7 +426,7 @@ def _skill_type(skill: str):
 
 
 def _skill_server(skill: str) -> str:
-    from affplan_ros.core.skills import SkillMap
+    from affplan_ros.core.knowledge.skills import SkillMap
     from affplan_ros.env import config_file
 
     return SkillMap.from_file(config_file("skills.yaml")).server(skill)

@@ -76,25 +76,26 @@ def test_every_service_round_trip(echo_server):
 
 def test_every_action_goal_feedback_result(echo_server):
     from action_msgs.msg import GoalStatus
-
-    from affplan_ros.nodes.base import wait_for_action
     from interface_samples import sample
     from rclpy.action import ActionClient
     from ros_support import isolated_node, spin_until
 
     from affplan_ros.interfaces import interface_types
+    from affplan_ros.nodes.base import wait_for_action
 
     with isolated_node("action_checker") as (node, executor):
         for name, cls in interface_types("action").items():
             client = ActionClient(node, cls, f"{PREFIX}/action/{name}")
             assert wait_for_action(node, client, f"{PREFIX}/action/{name}", 20.0), f"action {name} not available"
             feedback = []
-            send = client.send_goal_async(sample(cls.Goal), feedback_callback=lambda fb: feedback.append(fb.feedback))
+            send = client.send_goal_async(sample(cls.Goal),
+                                          feedback_callback=lambda fb, feedback=feedback: feedback.append(fb.feedback))
             assert spin_until(executor, send.done, 10.0), f"{name}: goal not answered"
             handle = send.result()
             assert handle.accepted, name
             result = handle.get_result_async()
-            assert spin_until(executor, lambda: result.done() and feedback, 10.0), f"{name}: no result/feedback"
+            assert spin_until(executor, lambda result=result, feedback=feedback: result.done() and feedback,
+                              10.0), f"{name}: no result/feedback"
             assert result.result().status == GoalStatus.STATUS_SUCCEEDED, name
             assert result.result().result == sample(cls.Result), name
             assert feedback[0] == sample(cls.Feedback), name

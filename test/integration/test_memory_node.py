@@ -75,7 +75,8 @@ def test_memory_merges_persists_and_resets(tmp_path):
                 assert [r.assumed for r in snapshot.relations if list(r.arguments) == ["refrigerator0"]
                         and r.predicate == "closed"] == [assumed]
             before, _ = get(client)
-            assert before["instructions"] == ["Bring me the apple"] and "apple0" in {o["name"] for o in before["objects"]}
+            assert (before["instructions"] == ["Bring me the apple"]
+                    and "apple0" in {o["name"] for o in before["objects"]})
             client.node.destroy_publisher(pub)
 
         assert proc.stop() == 0

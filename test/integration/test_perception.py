@@ -42,9 +42,9 @@ EXPECTED = {"table0", "cup0", "bowl0", "apple0", "bottle0"}
 
 
 def _needs_detector():
-    from affplan_ros.env import share_dir
-
     from deps import require_optional
+
+    from affplan_ros.env import share_dir
 
     require_optional("ultralytics", "ultralytics/torch not installed (AFFPLAN_PERCEPTION=0)")
     if not (share_dir() / "config" / "models" / "kitchen_shapes.pt").is_file():
@@ -111,7 +111,7 @@ def test_drawn_frames_become_objects_with_affordances_and_relations():
     from ros_support import isolated_node, spin_until
     from sensor_msgs.msg import Image
 
-    from affplan_ros.core.oam import load_oam
+    from affplan_ros.core.knowledge.oam import load_oam
     from affplan_ros.msg import SceneObservation
     from affplan_ros.nodes.base import LATCHED_QOS
     from affplan_ros.sim.camera import kitchen_scene, render
@@ -168,7 +168,7 @@ def test_camera_frames_reach_the_memory_node_as_objects_with_affordances_and_rel
 
     from ros_support import isolated_node, spin_until
 
-    from affplan_ros.core.oam import load_oam
+    from affplan_ros.core.knowledge.oam import load_oam
     from affplan_ros.launcher import NodeProcess, node_argv
     from affplan_ros.sim.camera import kitchen_scene, render
     from affplan_ros.srv import GetMemory

@@ -166,7 +166,8 @@ def test_parameter_files_are_private_to_the_process():
     info = os.stat(folder)
     assert stat.S_IMODE(info.st_mode) == 0o700 and info.st_uid == os.getuid()
     assert stat.S_IMODE(os.stat(path).st_mode) & 0o077 == 0
-    assert Path(path).read_text() == "/affplan/memory:\n  ros__parameters:\n    scenario: /x.yaml\n    time_scale: 0.25\n"
+    assert Path(path).read_text() == ("/affplan/memory:\n  ros__parameters:\n"
+                                      "    scenario: /x.yaml\n    time_scale: 0.25\n")
     assert params_file_for("/affplan/memory", {"time_scale": "0.25", "scenario": "/x.yaml"}) == path
     assert not [f for f in os.listdir(folder) if f.endswith(".tmp")]   # written whole, then renamed
 

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from suite_support import run_task, scripted_suite
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -60,6 +59,7 @@ def test_a_learned_precondition_survives_a_restart_and_prevents_the_failure(tmp_
     assert sum(m.startswith("step ") and "failed: Error: putin" in m for m in seen) == 1, seen   # learned at once
     assert any("learning what the model lacks" in m for m in seen), seen
     assert f"learned: {LEARNED}" in res.message and "recovery completed" in res.message, res.message
+    assert list(res.learned) == [LEARNED], res.learned   # a typed field, not read back out of the message
     steps = [s.action for s in res.final_plan.steps]
     assert "open" in steps and steps.index("open") < len(steps) - 1 and steps[-1] == "putin", steps
     data = json.loads(knowledge.read_text())
@@ -74,6 +74,7 @@ def test_a_learned_precondition_survives_a_restart_and_prevents_the_failure(tmp_
     assert any(m.endswith(f"(with learned knowledge: {LEARNED})") for m in seen), seen
     assert not any("failed" in m or "learning" in m or "repair" in m for m in seen), seen
     assert "recovery" not in res.message and res.llm_calls == 2, res.message   # one tool choice, one goal
+    assert list(res.learned) == [], res.learned                                # nothing new learned
     print(f"\nrecovery e2e: two suites, two tasks in {time.monotonic() - t0:.1f} s")
 
 

@@ -14,7 +14,6 @@ import time
 
 import pytest
 import yaml
-
 from suite_support import run_task, scripted_suite, served_client
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -22,7 +21,8 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 NS = "/affplan"
 SCENE = {
     "description": "A kitchen; the robot has only seen the table.",
-    "objects": ["table:0", "counter:0", "refrigerator:0", "cup:0", "banana:0", "apple:0", "milk:0", "human:0", "robot:0"],
+    "objects": ["table:0", "counter:0", "refrigerator:0", "cup:0", "banana:0", "apple:0", "milk:0", "human:0",
+                "robot:0"],
     "relations": ["on cup:0 table:0", "on banana:0 table:0", "on apple:0 counter:0", "in milk:0 refrigerator:0",
                   "closed refrigerator:0", "at robot:0 table:0", "at human:0 table:0"],
     "locations": {"table0": ["table:0", "cup:0", "banana:0"], "counter0": ["counter:0", "apple:0"],
@@ -66,7 +66,7 @@ class Person:
 
 @pytest.fixture(scope="module")
 def suite(tmp_path_factory):
-    from affplan_ros.core.capabilities import load_capabilities
+    from affplan_ros.core.knowledge.capabilities import load_capabilities
 
     tmp = tmp_path_factory.mktemp("suite")
     (tmp / "kitchen.yaml").write_text(yaml.safe_dump(SCENE))
@@ -98,7 +98,7 @@ def fresh_world(request):
 
 
 def memory_of(client):
-    from affplan_ros.core.memory import Memory
+    from affplan_ros.core.model.memory import Memory
     from affplan_ros.srv import GetMemory
 
     got, error = client.call(GetMemory, "get_memory", GetMemory.Request())
@@ -126,7 +126,8 @@ def test_task_needing_exploration(client):
     outcome, seen = run_task(client, "Give me the apple")
     res = outcome.result
     assert outcome.status == GoalStatus.STATUS_SUCCEEDED and res.success, seen
-    assert res.stop_reason == "done" and res.rounds == 2 and res.llm_calls == 3
+    assert res.stop_reason == res.STOP_DONE == "done" and res.rounds == 2 and res.llm_calls == 3
+    assert list(res.answered_by) == ["scripted"] and "answered by" not in res.message, (res.answered_by, res.message)
     assert res.prompt_tokens > 0 and res.completion_tokens > 0
     assert [s.action for s in res.final_plan.steps] == ["grasp", "move", "handover"]
     assert "round 1: EXPLORE counter0" in seen and any(m.startswith("Explored counter0: found apple0") for m in seen)
@@ -156,7 +157,8 @@ def test_an_old_observation_delivered_late_keeps_the_plans_effects(client):
     memory, _ = memory_of(client)
     handed_over = memory.fact_stamps[next(r for r in memory.relations if r.predicate == "inhand")].time
     old = SceneObservation(location="counter0", objects=[
-        SceneObject(name="apple0", class_name="apple", instance=0, affordances=list(memory.objects["apple0"].affordances)),
+        SceneObject(name="apple0", class_name="apple", instance=0,
+                    affordances=list(memory.objects["apple0"].affordances)),
         SceneObject(name="counter0", class_name="counter", instance=0),
         SceneObject(name="robot0", class_name="robot", instance=0)],
         relations=[Relation(predicate="on", arguments=["apple0", "counter0"]),
@@ -234,7 +236,8 @@ def test_task_needing_an_alternative_through_the_command_service(client):
             for st in msg.status_list:
                 statuses[bytes(st.goal_info.goal_id.uuid).hex()] = st.status
 
-        sub = client.node.create_subscription(GoalStatusArray, f"{NS}/execute_task/_action/status", on_status, LATCHED_QOS)
+        sub = client.node.create_subscription(GoalStatusArray, f"{NS}/execute_task/_action/status", on_status,
+                                              LATCHED_QOS)
         deadline = time.monotonic() + 90
         while time.monotonic() < deadline and statuses.get(got.task_id) not in (
                 GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED):

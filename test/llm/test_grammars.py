@@ -13,9 +13,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from affplan_ros.core.goal_check import check_goal_text
-from affplan_ros.core.signature import Signature
-from affplan_ros.llm.grammars import GbnfRecognizer, GrammarError, goal_grammar, tool_grammar
+from affplan_ros.core.goals.syntax import check_goal_text
+from affplan_ros.core.model.signature import Signature
+from affplan_ros.llm.grammars import (
+    GbnfRecognizer,
+    GrammarError,
+    goal_grammar,
+    tool_grammar,
+)
 
 TYPES = ["carry", "support", "contain", "liquid", "liquid-contain", "actor", "open"]
 NAME = st.from_regex(r"[a-z][a-z_]{1,7}", fullmatch=True).filter(lambda n: n not in ("and", "or", "not"))

@@ -6,8 +6,16 @@ import time
 
 import pytest
 
-from affplan_ros.core.goal_loop import ChatModel, ChatModelError
-from affplan_ros.llm import Accounting, ChatClient, Conversation, LLMConfig, LLMError, MissingAPIKeyError
+from affplan_ros.core.goals.loop import ChatModelError
+from affplan_ros.core.ports import ChatModel
+from affplan_ros.llm import (
+    Accounting,
+    ChatClient,
+    Conversation,
+    LLMConfig,
+    LLMError,
+    MissingAPIKeyError,
+)
 from affplan_ros.llm.fake_server import FakeChatServer, FakeChoice, FakeReply
 
 

@@ -3,10 +3,20 @@ from __future__ import annotations
 
 import pytest
 
-from affplan_ros.core.goal_loop import GoalMode, GoalRequest
-from affplan_ros.core.signature import Signature
-from affplan_ros.llm.parsing import extract_code_blocks, extract_json, parse_choice, strip_code_fences
-from affplan_ros.llm.prompting import PROMPT_DIR, GoalPromptBuilder, PromptTemplateError, render_template
+from affplan_ros.core.goals.loop import GoalMode, GoalRequest
+from affplan_ros.core.model.signature import Signature
+from affplan_ros.llm.parsing import (
+    extract_code_blocks,
+    extract_json,
+    parse_choice,
+    strip_code_fences,
+)
+from affplan_ros.llm.prompting import (
+    PROMPT_DIR,
+    GoalPromptBuilder,
+    PromptTemplateError,
+    render_template,
+)
 
 SIG = Signature(
     predicates={"on": ("carry", "support"), "hand_occupied": ("actor",)},
@@ -31,7 +41,8 @@ def test_plan_prompt_contents() -> None:
     assert "(on carry support)" in system["content"]
     assert "hand_occupied" not in system["content"] + text
     assert "(:goal ...)" in system["content"] and "Bring me a banana ->" in system["content"]
-    other = GoalPromptBuilder().initial_messages(GoalRequest("Bring me the cup", SIG, forbidden_predicates=("hand_occupied",)))
+    other = GoalPromptBuilder().initial_messages(GoalRequest("Bring me the cup", SIG,
+                                                             forbidden_predicates=("hand_occupied",)))
     assert other[0] == system
     # Objects by the types predicates take, the state, the request.
     assert "carry: cup0" in text and '"Put the cup on the table"' in text
@@ -40,7 +51,8 @@ def test_plan_prompt_contents() -> None:
 
 def test_partial_prompt_states_bound() -> None:
     req = GoalRequest("Make tea", SIG, mode=GoalMode.PARTIAL_PLAN, max_predicates=3)
-    text = GoalPromptBuilder(examples="Bring a cup -> (:goal (and (on cup0 table0)))").initial_messages(req)[1]["content"]
+    text = GoalPromptBuilder(
+        examples="Bring a cup -> (:goal (and (on cup0 table0)))").initial_messages(req)[1]["content"]
     system = GoalPromptBuilder(examples="Bring a cup -> (:goal (and (on cup0 table0)))").initial_messages(req)[0]
     assert "at most 3 predicates" in text and "may be missing" in text and "Bring a cup" in system["content"]
     with pytest.raises(PromptTemplateError):

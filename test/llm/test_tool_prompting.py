@@ -1,11 +1,17 @@
 """Prompt templates of the AutoGPT+P loop and the kind of question each one asks."""
 from __future__ import annotations
 
-from affplan_ros.core.goal_loop import GoalMode, GoalRequest
-from affplan_ros.core.signature import Signature
-from affplan_ros.core.tool_selection import ToolPromptView
+from affplan_ros.core.agent.tool_loop import ToolPromptView
+from affplan_ros.core.goals.loop import GoalMode, GoalRequest
+from affplan_ros.core.model.signature import Signature
 from affplan_ros.llm.prompting import GoalPromptBuilder
-from affplan_ros.llm.tool_prompting import PROMPT_KINDS, AlternativePromptBuilder, ToolPromptBuilder, _openings, prompt_kind
+from affplan_ros.llm.tool_prompting import (
+    PROMPT_KINDS,
+    AlternativePromptBuilder,
+    ToolPromptBuilder,
+    _openings,
+    prompt_kind,
+)
 
 VIEW = ToolPromptView("Give me the apple", "Objects: cup0\nUnexplored locations: counter0", ("Open the door",),
                       "Explored counter0: found apple0")
@@ -21,7 +27,8 @@ def test_every_rendered_prompt_has_its_kind_and_no_placeholder_left() -> None:
         "goal": [goals.initial_messages(GoalRequest("t", sig))[1]["content"],
                  goals.initial_messages(GoalRequest("t", sig, GoalMode.PARTIAL_PLAN, 3))[1]["content"],
                  goals.correction_message(GoalRequest("t", sig), "unknown object")],
-        "affordances": [alts.affordances_question("apple", "I want an apple", [("grasp", "can be held"), ("carry", "")])],
+        "affordances": [alts.affordances_question("apple", "I want an apple",
+                                                  [("grasp", "can be held"), ("carry", "")])],
         "object": [alts.choose_question("apple", "consumable", ["banana", "orange"]),
                    alts.correction("pear", ["banana"]), alts.direct_question("apple", "I want an apple", ["banana"])],
     }
@@ -58,7 +65,8 @@ def test_earlier_answers_go_back_compacted_to_what_the_loops_read() -> None:
         {"role": "user", "content": goals.correction_message(GoalRequest("t", sig), "unknown object table0")},
         {"role": "assistant", "content": "I cannot tell."},                        # no goal: kept as is
         {"role": "user", "content": tools.invalid_message("no tool", VIEW)},
-        {"role": "assistant", "content": "The apple is missing (maybe on the counter).\nSELECTED TOOL: EXPLORE counter0"},
+        {"role": "assistant",
+         "content": "The apple is missing (maybe on the counter).\nSELECTED TOOL: EXPLORE counter0"},
         {"role": "user", "content": alts.affordances_question("apple", "eat", [("grasp", ""), ("consumable", "")])},
         {"role": "assistant", "content": "To eat it, ['consumable'] would do; ['grasp', 'consumable'] is safer."},
         {"role": "user", "content": alts.choose_question("apple", "consumable", ["banana", "pear"])},
@@ -74,10 +82,6 @@ def test_earlier_answers_go_back_compacted_to_what_the_loops_read() -> None:
 
 
 def test_tool_prompts_show_what_a_tool_choice_reads_and_later_rounds_only_what_changed() -> None:
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "core"))
     from _kitchen import OAM, kitchen_scene
 
     from affplan_ros.sim.executor import SimulatedExecutor

@@ -53,4 +53,5 @@ def fake_robot_interfaces() -> dict[str, str]:
         stamp.write_text(_fingerprint())
     site = prefix / "lib" / f"python{sys.version_info.major}.{sys.version_info.minor}" / "site-packages"
     return {"PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH", "")])),
-            "LD_LIBRARY_PATH": os.pathsep.join(filter(None, [str(prefix / "lib"), os.environ.get("LD_LIBRARY_PATH", "")]))}
+            "LD_LIBRARY_PATH": os.pathsep.join(filter(None, [str(prefix / "lib"),
+                                                             os.environ.get("LD_LIBRARY_PATH", "")]))}

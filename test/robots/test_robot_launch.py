@@ -30,16 +30,20 @@ def test_task_level_nodes_come_up_with_the_robot_config(robot):
             camera = {"tiago": "/head_front_camera/rgb/image_raw", "armar": "/armar/head/rgb/image_raw"}[robot]
             assert [v.string_value for v in got.values[:1]] == [camera] and got.values[1].double_value == 10.0
             # shared_params win over the parameter file (which names ~/.affplan/knowledge-<robot>.json)
-            got, error = client.call(GetParameters, "planning/get_parameters", GetParameters.Request(names=["knowledge_file"]))
+            got, error = client.call(GetParameters, "planning/get_parameters",
+                                     GetParameters.Request(names=["knowledge_file"]))
             assert got is not None and got.values[0].string_value == "", error
             got, error = client.call(GetMemory, "get_memory", GetMemory.Request())
             assert got is not None, error
             memory = json.loads(got.json)
             assert {l["name"] for l in memory["locations"]} == {"table0", "counter0", "refrigerator0"}
-            assert ["at", "robot0", "counter0"] in memory["relations"] and ["at", "human0", "table0"] in memory["relations"]
+            assert (["at", "robot0", "counter0"] in memory["relations"]
+                    and ["at", "human0", "table0"] in memory["relations"])
             assert {l.name: l.pose[0].pose.position.x for l in got.memory.locations}["table0"] == 1.2
             # planning works on what the robot config tells the memory
             plan, error = client.call(PlanTask, "plan_task", PlanTask.Request(task="go to the table"), timeout=120)
             assert plan is not None and plan.success, (error, plan)
+            # which backend wrote the goal is a field of the response; the message is words only
+            assert list(plan.answered_by) == ["offline"] and "answered by" not in plan.message, plan
             assert [(s.action, s.agent, list(s.arguments)) for s in plan.plan.steps] == [
                 ("move", "robot0", ["counter0", "table0"])]

@@ -114,7 +114,8 @@ def test_nav2_and_gripper_drivers_speak_their_ros_actions(fake_robot_interfaces)
     poses = params_file_for(f"{NS}/robot_skills", {"object_poses": ["cup0 1.2 1.0 0.8"]})
     robot = NodeProcess([sys.executable, str(HERE / "fake_robot.py"), "--ros-drivers", "--ros-args",
                          "-r", "__node:=robot_skills", "-r", f"__ns:={NS}", "-r", "skills/grasp:=skills2/grasp",
-                         "-r", "skills/navigate:=skills2/navigate", "--params-file", str(CONFIG), "--params-file", poses],
+                         "-r", "skills/navigate:=skills2/navigate", "--params-file", str(CONFIG),
+                         "--params-file", poses],
                         env=env, name="robot_skills_ros")
     try:
         res = send("Navigate", agent="robot0", to_location="table0", server="skills2/navigate")

@@ -1,8 +1,8 @@
 """The simulated world applies true preconditions and effects and explains refusals."""
 from __future__ import annotations
 
-from affplan_ros.core.failure import FailureCode
-from affplan_ros.core.scene_io import parse_scene_text
+from affplan_ros.core.files.scene_io import parse_scene_text
+from affplan_ros.core.model.failure import FailureCode
 from affplan_ros.sim.world import SimWorld
 
 SCENE = """SCENE-DESCRIPTION

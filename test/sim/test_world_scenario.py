@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from affplan_ros.sim.world_scenario import ScenarioError, load_scenario
 from affplan_ros.env import share_dir
+from affplan_ros.sim.world_scenario import ScenarioError, load_scenario
 
 CONFIG = share_dir() / "config" / "scenarios"
 

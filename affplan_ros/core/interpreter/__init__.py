@@ -4,7 +4,11 @@
 (``backend.py``) puts it behind the language-backend interface of the planning loops; the
 vocabulary and the command grammar are data (``vocabulary.yaml``, ``commands.lark``).
 """
-from .interpreter import Interpretation, Interpreter, Missing
-from .world import World
+from affplan_ros.core.interpreter.interpreter import (
+    Interpretation,
+    Interpreter,
+    Missing,
+)
+from affplan_ros.core.interpreter.world import World
 
 __all__ = ["Interpretation", "Interpreter", "Missing", "World"]

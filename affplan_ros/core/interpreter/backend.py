@@ -23,12 +23,12 @@ import time
 from dataclasses import dataclass, field
 from typing import Optional, Sequence
 
-from ..alternatives import AlternativeQuestion
-from ..goal_loop import Completion, Declined, GoalMode, GoalRequest
-from ..tool_selection import ToolPromptView
-from .interpreter import Interpretation, Interpreter
-from .lexicon import Vocabulary, default_vocabulary
-from .world import World
+from affplan_ros.core.agent.alternatives import AlternativeQuestion
+from affplan_ros.core.agent.tool_loop import ToolPromptView
+from affplan_ros.core.goals.loop import Completion, Declined, GoalMode, GoalRequest
+from affplan_ros.core.interpreter.interpreter import Interpretation, Interpreter
+from affplan_ros.core.interpreter.lexicon import Vocabulary
+from affplan_ros.core.interpreter.world import World
 
 BACKEND = "offline"
 _SELECTED = re.compile(r"SELECTED TOOL:\s*(\w+)")
@@ -66,7 +66,8 @@ class OfflineModel:
         elif isinstance(context, AlternativeQuestion):
             text = self.alternative_answer(context)
         else:
-            raise Declined(f"the offline interpreter cannot answer a {type(context).__name__} question", backend=BACKEND)
+            raise Declined(f"the offline interpreter cannot answer a {type(context).__name__} question",
+                           backend=BACKEND)
         return Completion(text, 0, 0, time.monotonic() - t0, BACKEND)
 
     # -- goals --------------------------------------------------------------------------------

@@ -13,6 +13,9 @@ its goal goes through the same checks as a language model's answer.
 Objects the command names but the world lacks are reported as missing (with the place the
 command names, if any), so the tool selection can explore or suggest an alternative; in
 Partial Plan mode the goal keeps only the parts whose objects are present.
+
+Over 500 lines on purpose: one method per grammar rule of ``commands.lark``, kept beside each
+other so grammar and meaning are read together; the words are in lexicon.py, the world in world.py.
 """
 from __future__ import annotations
 
@@ -22,9 +25,16 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable, Optional, Sequence
 
-from ..goal import And, Goal, Literal, Not, Or, literals, render
-from .lexicon import Noun, Tok, UnknownWords, Vocabulary, default_vocabulary, lex
-from .world import World
+from affplan_ros.core.goals.formula import And, Goal, Literal, Not, Or, literals, render
+from affplan_ros.core.interpreter.lexicon import (
+    Noun,
+    Tok,
+    UnknownWords,
+    Vocabulary,
+    default_vocabulary,
+    lex,
+)
+from affplan_ros.core.interpreter.world import World
 
 GRAMMAR = Path(__file__).with_name("commands.lark")
 MAX_DERIVATIONS = 64
@@ -274,7 +284,9 @@ class _Reading:
             bins = self.w.of_class(cls)
             if bins:
                 target = bins[0]
-                return self.each(self.objs(t), lambda o: self.lit("in", o, target, types=("carry", "contain")))
+                # the loop ends here: the closure is called (by each) with this bin, bound explicitly
+                return self.each(self.objs(t),
+                                 lambda o, target=target: self.lit("in", o, target, types=("carry", "contain")))
         raise _Fail("nothing", "there is no trash can or basket to throw it into")
 
     def c_go(self, t) -> Goal:
@@ -525,12 +537,16 @@ class _Reading:
         for rel in rels:
             target = self.np(rel.children[-1])
             place = place or next((o for o in target.objects if o in self.w.locations), None)
+            # keep is used within this iteration only; target is bound explicitly all the same
             if rel.data == "rel_on":
-                keep = lambda o: any(self.w.on_or_in(o, d, ("on",)) for d in target.objects)  # noqa: E731
+                def keep(o, target=target):
+                    return any(self.w.on_or_in(o, d, ("on",)) for d in target.objects)
             elif rel.data == "rel_in":
-                keep = lambda o: any(self.w.on_or_in(o, d, ("in", "liquid_in")) for d in target.objects)  # noqa: E731
+                def keep(o, target=target):
+                    return any(self.w.on_or_in(o, d, ("in", "liquid_in")) for d in target.objects)
             else:
-                keep = lambda o: any(self.w.located_under(o, d) for d in target.objects)  # noqa: E731
+                def keep(o, target=target):
+                    return any(self.w.located_under(o, d) for d in target.objects)
             unknown_place = [d for d in target.objects if not self.w.objects[d].known]
             cands = [o for o in cands if keep(o)]
             if not cands and unknown_place:

@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional
 
-from ..scene import AGENT_CLASSES, Scene
-from ..signature import Signature
+from affplan_ros.core.model.scene import AGENT_CLASSES, Scene
+from affplan_ros.core.model.signature import Signature
 
 _DIGITS = re.compile(r"\d+$")
 
@@ -66,7 +66,7 @@ class World:
     def from_memory(cls, memory, oam=None) -> "World":
         """The memory's known objects plus its unexplored locations (as bare places)."""
         w = cls.from_scene(memory.scene(), oam=oam)
-        for name, loc in memory.locations.items():
+        for name, _loc in memory.locations.items():
             if name not in w.locations:
                 w._add_place(name)
         w.unexplored = tuple(memory.unexplored())

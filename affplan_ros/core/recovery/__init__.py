@@ -5,9 +5,9 @@
 * :mod:`.belief` - the robot's belief (a scene) on its own domain (capabilities and predicates,
   extended by learned knowledge and grounding predicates), updated by executed steps and
   observed facts;
-* :mod:`.repair` - CoPAL's mid-level repair: rules as data (``core/data/repair_rules.yaml``)
+* :mod:`.repair` - CoPAL's mid-level repair: rules as data (``core/recovery/data/repair_rules.yaml``)
   insert or substitute steps, every repaired plan re-validated before it runs; no LLM;
-* :mod:`.executive` - an :class:`~affplan_ros.core.execution.Executor` wrapper that runs a plan
+* :mod:`.executive` - an :class:`~affplan_ros.core.agent.execution.Executor` wrapper that runs a plan
   step by step, repairs at mid level and hands failures up filtered to the feedback level;
 * :mod:`.knowledge` - the persistent knowledge file of learned preconditions and properties,
   and the validation every learned item passes before it enters the domain;

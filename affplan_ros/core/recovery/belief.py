@@ -3,7 +3,7 @@
 :class:`Domain` bundles what ``build_task`` / ``plan_for_goal`` take (capabilities,
 predicates, OAM, agents). It is the single extension point for everything recovery adds to
 the planner's model - preconditions and properties learned by LASP, IALP's grounding
-predicates - so nothing in ``core/domain.py`` or ``core/planner.py`` needs to know about them:
+predicates - so nothing in ``core/planning/task.py`` or ``core/planning/planner.py`` needs to know about them:
 they receive ordinary :class:`Capability` and :class:`PredicateDef` objects.
 
 :class:`Belief` is a scene (what the robot believes is true) on such a domain. It is changed
@@ -15,12 +15,20 @@ import dataclasses
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
-from ..capabilities import Agent, Capability, load_capabilities
-from ..domain import DATA_DIR, PlanningTask, PredicateDef, build_task, load_predicates
-from ..goal import GoalError, Literal, parse_sexpr, render_sexpr
-from ..oam import OamDatabase, load_oam
-from ..scene import Scene
-from ..simulate import Atom, apply_step, initial_state, state_to_scene
+from affplan_ros.core.goals.errors import GoalError
+from affplan_ros.core.goals.formula import Literal
+from affplan_ros.core.goals.sexpr import parse_sexpr, render_sexpr
+from affplan_ros.core.knowledge.capabilities import Agent, Capability, load_capabilities
+from affplan_ros.core.knowledge.oam import OamDatabase, load_oam
+from affplan_ros.core.model.predicates import PredicateDef, load_predicates
+from affplan_ros.core.model.scene import Scene
+from affplan_ros.core.planning.simulate import (
+    Atom,
+    apply_step,
+    initial_state,
+    state_to_scene,
+)
+from affplan_ros.core.planning.task import PlanningTask, build_task
 
 
 def add_precondition(cap: Capability, condition: str) -> Capability:
@@ -52,7 +60,7 @@ class Domain:
     def default(cls, oam: Optional[OamDatabase] = None,
                 capabilities: Optional[Mapping[str, Capability]] = None) -> "Domain":
         return cls(dict(capabilities) if capabilities is not None else load_capabilities(),
-                   load_predicates(DATA_DIR / "predicates.yaml"), oam if oam is not None else load_oam())
+                   load_predicates(), oam if oam is not None else load_oam())
 
     def copy(self) -> "Domain":
         return Domain(dict(self.capabilities), dict(self.predicates), self.oam,
@@ -83,7 +91,7 @@ class Domain:
         return build_task(scene, goal, **self.build_kwargs())
 
     def plan(self, scene: Scene, goal, *, time_limit: float = 30.0, mode: str = "optimal"):
-        from ..planner import plan_for_goal
+        from affplan_ros.core.planning.planner import plan_for_goal
 
         return plan_for_goal(scene, goal, mode=mode, time_limit=time_limit, **self.build_kwargs())
 
@@ -193,7 +201,7 @@ class Belief:
     # -- queries -----------------------------------------------------------------------------
     def applicable(self, step) -> tuple[bool, str]:
         """Is the step's full precondition true in the belief? (ok, validator message)"""
-        from ..simulate import validate_plan
+        from affplan_ros.core.planning.simulate import validate_plan
 
         task = self.task()
         ok, _cost, msg = validate_plan(task, [[]], [(step.action, tuple(task._map(a) for a in step.pddl_args))])
@@ -210,8 +218,8 @@ def observe_memory(memory, facts: Iterable[Literal]) -> list[str]:
     observed: an observed placement replaces the believed one (and the object's place in the
     location lists, which the planner's reachability then derives from what holds it); a
     negated fact is removed; facts about unknown objects are skipped. Returns what was applied."""
-    from ..memory import Source, Stamp
-    from ..scene import Relation
+    from affplan_ros.core.model.records import Source, Stamp
+    from affplan_ros.core.model.scene import Relation
 
     stamp = Stamp.now(Source.OBSERVATION)
     applied = []

@@ -1,4 +1,4 @@
-"""CoPAL's mid level as an :class:`~affplan_ros.core.execution.Executor` wrapper.
+"""CoPAL's mid level as an :class:`~affplan_ros.core.agent.execution.Executor` wrapper.
 
 ``RecoveringExecutor(inner, belief, ...)`` runs a validated plan one step at a time through
 ``inner`` (the simulated executor, or the ROS executor client on a robot). When a step fails,
@@ -14,12 +14,18 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Sequence, Union
 
-from ..execution import ExecutionResult, Executor, ExploreResult
-from ..failure import Failure, FailureCode
-from ..goal import Literal
-from .belief import Belief
-from .feedback import FeedbackLevel, at_level, observed_facts, violated_literals
-from .repair import MidLevelRepairer, RepairResult
+from affplan_ros.core.agent.execution import ExecutionResult, ExploreResult
+from affplan_ros.core.goals.formula import Literal
+from affplan_ros.core.model.failure import Failure, FailureCode
+from affplan_ros.core.ports import Executor
+from affplan_ros.core.recovery.belief import Belief
+from affplan_ros.core.recovery.feedback import (
+    FeedbackLevel,
+    at_level,
+    observed_facts,
+    violated_literals,
+)
+from affplan_ros.core.recovery.repair import MidLevelRepairer, RepairResult
 
 
 @dataclass

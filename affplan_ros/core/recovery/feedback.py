@@ -1,6 +1,6 @@
 """The structured part of a failure observation, and CoPAL's feedback levels.
 
-A skill failure (:class:`~affplan_ros.core.failure.Failure`) says what failed, why and how it
+A skill failure (:class:`~affplan_ros.core.model.failure.Failure`) says what failed, why and how it
 could be fixed in words. For the machine it may also carry, in ``detail`` (a free-text field
 of the FailureObservation message, so nothing changes on the wire):
 
@@ -26,8 +26,10 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Iterable, Sequence
 
-from ..failure import Failure
-from ..goal import GoalError, Literal, parse_sexprs
+from affplan_ros.core.goals.errors import GoalError
+from affplan_ros.core.goals.formula import Literal
+from affplan_ros.core.goals.sexpr import parse_sexprs
+from affplan_ros.core.model.failure import Failure
 
 
 class FeedbackLevel(str, Enum):

@@ -2,7 +2,7 @@
 
 The robot computes facts the symbolic scene cannot know - is the cup detected, graspable,
 reachable; is there room on the plate - and they enter the planner's state as predicates
-guarding the capabilities that need them (``core/data/grounding.yaml``), so the plans are
+guarding the capabilities that need them (``core/recovery/data/grounding.yaml``), so the plans are
 feasible for this robot. Providers:
 
 * the simulated world answers from its ground truth (``affplan_ros.sim.recovery_world``);
@@ -20,9 +20,11 @@ from typing import Callable, Mapping, Optional, Protocol, Sequence, Union
 
 import yaml
 
-from ..domain import DATA_DIR, PredicateDef
-from ..scene import Scene
-from .belief import Domain, add_precondition
+from affplan_ros.core.model.predicates import PredicateDef
+from affplan_ros.core.model.scene import Scene
+from affplan_ros.core.recovery.belief import Domain, add_precondition
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
 
 DEFAULT_GROUNDING = DATA_DIR / "grounding.yaml"
 

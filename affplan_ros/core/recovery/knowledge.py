@@ -28,19 +28,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Mapping, Optional, Sequence, Union
 
-from ..capabilities import BUILTIN_TYPES
-from ..domain import PDDL_CONFIG, PredicateDef
-from ..scene import Relation, Scene
-from ..simulate import holds, substitute
-from ..state_files import locked, write_atomic
-from .belief import Belief, Domain, parse_condition
+from affplan_ros.core.errors import AffplanError
+from affplan_ros.core.files.state_files import locked, write_atomic
+from affplan_ros.core.knowledge.capabilities import BUILTIN_TYPES
+from affplan_ros.core.model.predicates import PredicateDef
+from affplan_ros.core.model.scene import Relation, Scene
+from affplan_ros.core.planning.encoding import PDDL_CONFIG
+from affplan_ros.core.planning.simulate import holds, substitute
+from affplan_ros.core.recovery.belief import Belief, Domain, parse_condition
 
 KNOWLEDGE_VERSION = 1
 _NAME = re.compile(r"^[a-z][a-z0-9_\-]*$")
 _LOGIC = {"and", "or", "not", "="}
 
 
-class KnowledgeFileError(RuntimeError):
+class KnowledgeFileError(AffplanError, RuntimeError):
     """The knowledge file cannot be read or is malformed (it is left as it is)."""
 
 
@@ -113,7 +115,7 @@ def types_fit(domain: Domain, have: str, want: str) -> bool:
 
 
 def _known_unary_types(domain: Domain) -> set[str]:
-    from ..affordances import load_affordances
+    from affplan_ros.core.knowledge.affordances import load_affordances
 
     try:
         affs = set(load_affordances().names())
@@ -219,11 +221,11 @@ def explains_failure(belief: Belief, step, condition: str) -> tuple[bool, str]:
     binding = {f"?{p.name}": task._map(a) for p, a in zip(cap.parameters, step.args)}
     if step.agent:
         binding["?actor"] = task._map(step.agent)
-    from ..simulate import initial_state
+    from affplan_ros.core.planning.simulate import initial_state
 
     ground = substitute(parse_condition(condition), binding)
     if holds(ground, initial_state(task)):
-        from ..goal import render_sexpr
+        from affplan_ros.core.goals.sexpr import render_sexpr
         return False, (f"{render_sexpr(ground)} holds in the state where {step} failed, so it cannot be "
                        f"why it failed")
     return True, ""

@@ -28,12 +28,14 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional, Protocol, Sequence
 
-from ..domain import PDDL_CONFIG
-from ..goal import GoalError, parse_sexprs
-from ..goal_loop import ChatModel, ChatModelError, Message
-from ..scene import Scene
-from .belief import Belief, Domain
-from .knowledge import (
+from affplan_ros.core.goals.errors import GoalError
+from affplan_ros.core.goals.loop import ChatModelError, Message
+from affplan_ros.core.goals.sexpr import parse_sexprs
+from affplan_ros.core.model.scene import Scene
+from affplan_ros.core.planning.encoding import PDDL_CONFIG
+from affplan_ros.core.ports import ChatModel
+from affplan_ros.core.recovery.belief import Belief, Domain
+from affplan_ros.core.recovery.knowledge import (
     EnvironmentProperty,
     KnowledgeStore,
     LearnedPrecondition,
@@ -41,8 +43,8 @@ from .knowledge import (
     condition_problems,
     explains_failure,
     most_similar_property,
-    property_relations,
     property_problems,
+    property_relations,
 )
 
 ROLES = ("cause", "precondition", "completeness", "translate", "expand")
@@ -225,7 +227,8 @@ def parse_translation(text: str) -> Translation:
             (expr,) = parse_sexprs(decl)
         except (GoalError, ValueError):
             expr = None
-        if expr is None or isinstance(expr, str) or len(expr) != 4 or expr[2] != "-" or not str(expr[1]).startswith("?"):
+        if (expr is None or isinstance(expr, str) or len(expr) != 4 or expr[2] != "-"
+                or not str(expr[1]).startswith("?")):
             problems.append(f"NEW PROPERTY must look like (name ?x - type) ; description, not {decl}")
         else:
             after = text[text.find(decl) + len(decl):].split("\n", 1)[0]
@@ -247,7 +250,7 @@ def predicates_prompt(domain: Domain) -> str:
         if p.internal and "(" in desc:  # "do not use this predicate (meaning)": goals only; preconditions may
             desc = desc[desc.index("(") + 1:desc.rindex(")")] + " (kept up to date by the actions)"
         lines.append("(" + " ".join([p.name] + [f"?{v} - {t}" for v, t in p.params]) + f") ; {desc}")
-    from .knowledge import _known_unary_types
+    from affplan_ros.core.recovery.knowledge import _known_unary_types
 
     lines.append(f"({aff}<affordance or class> ?x) ; ?x has that affordance, e.g. ({aff}heat-resistance ?x); "
                  f"affordances and classes: {', '.join(sorted(_known_unary_types(domain)))}")

@@ -1,6 +1,6 @@
 """CoPAL's mid-level repair: rule-based, rules as data, every repair re-validated. No LLM.
 
-A rule (``core/data/repair_rules.yaml``) matches a violated precondition literal of the failed
+A rule (``core/recovery/data/repair_rules.yaml``) matches a violated precondition literal of the failed
 step, binds variables from the belief (a small conjunctive query over its atoms, static
 affordance facts included), and proposes steps inserted around the failed step or replacing
 it. Each proposal is checked with the symbolic plan validator on the belief: the repaired
@@ -15,18 +15,20 @@ from typing import Iterable, Iterator, Mapping, Optional, Sequence, Union
 
 import yaml
 
-from ..domain import DATA_DIR
-from ..goal import Literal
-from ..planner import PlanStep
-from ..simulate import Atom, initial_state, validate_plan
-from .belief import Belief, parse_condition
-from .feedback import literal_text, literals_from_sexpr
+from affplan_ros.core.errors import ConfigError
+from affplan_ros.core.goals.formula import Literal
+from affplan_ros.core.planning.planner import PlanStep
+from affplan_ros.core.planning.simulate import Atom, initial_state, validate_plan
+from affplan_ros.core.recovery.belief import Belief, parse_condition
+from affplan_ros.core.recovery.feedback import literal_text, literals_from_sexpr
+
+DATA_DIR = Path(__file__).resolve().parent / "data"
 
 DEFAULT_RULES = DATA_DIR / "repair_rules.yaml"
 STEP = "$step"
 
 
-class RepairRuleError(ValueError):
+class RepairRuleError(ConfigError):
     """The rules file is malformed (names the rule and what is wrong)."""
 
 

@@ -13,7 +13,7 @@
 Bounds: ``max_replans`` high-level replans (CoPAL, default 5), ``max_refinements`` LASP
 refinements, ``max_repairs`` mid-level repairs per plan, ``max_steps`` executed steps,
 ``max_seconds`` wall time (checked between phases; no signals). Every stop has a
-:class:`StopReason` and a message for the user; every phase is an event in ``events``.
+:class:`RecoveryStop` and a message for the user; every phase is an event in ``events``.
 
 ``mode="stepwise"`` replaces full plans by IALP's step planner (:mod:`.stepwise`) and falls
 back to the planner when the endpoint returns no log-probabilities.
@@ -26,23 +26,46 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Callable, Optional, Sequence
 
-from ..execution import Executor
-from ..failure import Failure, FailureCode
-from ..goal_loop import ChatModel, ChatModelError, GoalLoop, GoalPrompter, GoalRequest, Message, SemanticCheck
-from ..scene import Scene
-from ..simulate import goal_satisfied, initial_state
-from ..task_planning import scene_relations_text, to_scene_names
-from .belief import Belief, Domain
-from .executive import RecoveringExecutor
-from .feedback import FeedbackLevel, at_level, feedback_text
-from .grounding import GroundingProvider, ground_domain, load_grounding
-from .knowledge import KnowledgeStore, property_relations
-from .lasp import FailureContext, Lasp, LaspPrompter, LLMUsage, PlanAttemptResult, RecoveryEnvironment, schema_text
-from .repair import MidLevelRepairer, load_rules
-from .stepwise import CandidateModel, StepPrompter, StepwisePlanner
+from affplan_ros.core.agent.plan_tool import scene_relations_text, to_scene_names
+from affplan_ros.core.goals.loop import (
+    ChatModelError,
+    GoalLoop,
+    GoalPrompter,
+    GoalRequest,
+    Message,
+    SemanticCheck,
+)
+from affplan_ros.core.model.failure import Failure, FailureCode
+from affplan_ros.core.model.scene import Scene
+from affplan_ros.core.planning.simulate import goal_satisfied, initial_state
+from affplan_ros.core.ports import ChatModel, Executor
+from affplan_ros.core.recovery.belief import Belief, Domain
+from affplan_ros.core.recovery.executive import RecoveringExecutor
+from affplan_ros.core.recovery.feedback import FeedbackLevel, at_level, feedback_text
+from affplan_ros.core.recovery.grounding import (
+    GroundingProvider,
+    ground_domain,
+    load_grounding,
+)
+from affplan_ros.core.recovery.knowledge import KnowledgeStore, property_relations
+from affplan_ros.core.recovery.lasp import (
+    FailureContext,
+    Lasp,
+    LaspPrompter,
+    LLMUsage,
+    PlanAttemptResult,
+    RecoveryEnvironment,
+    schema_text,
+)
+from affplan_ros.core.recovery.repair import MidLevelRepairer, load_rules
+from affplan_ros.core.recovery.stepwise import (
+    CandidateModel,
+    StepPrompter,
+    StepwisePlanner,
+)
 
 
-class StopReason(str, Enum):
+class RecoveryStop(str, Enum):
     COMPLETED = "completed"            # the last plan ran to its end
     INVALID_TASK = "invalid_task"
     NO_GOAL = "no_goal"                # the goal loop accepted no goal
@@ -88,7 +111,7 @@ class RecoveryConfig:
 
 @dataclass
 class RecoveryResult:
-    stop_reason: StopReason
+    stop_reason: RecoveryStop
     message: str = ""
     goal: Optional[str] = None
     plans: list[list[str]] = field(default_factory=list)
@@ -111,7 +134,7 @@ class RecoveryResult:
 
     @property
     def success(self) -> bool:
-        return self.stop_reason is StopReason.COMPLETED
+        return self.stop_reason is RecoveryStop.COMPLETED
 
     def to_dict(self) -> dict:
         d = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name not in ("usage", "stop_reason")}
@@ -138,7 +161,7 @@ class _FeedbackPrompter:
 
 
 class _Stop(Exception):
-    def __init__(self, reason: StopReason, message: str):
+    def __init__(self, reason: RecoveryStop, message: str):
         super().__init__(message)
         self.reason, self.message = reason, message
 
@@ -169,7 +192,7 @@ class RecoveryRunner:
 
     def _check_time(self) -> None:
         if self.clock() - self._t0 > self.config.max_seconds:
-            raise _Stop(StopReason.TIME_LIMIT, f"no result within {self.config.max_seconds:g} s")
+            raise _Stop(RecoveryStop.TIME_LIMIT, f"no result within {self.config.max_seconds:g} s")
 
     def _ground(self, domain: Domain, scene: Scene, res: RecoveryResult) -> tuple[Domain, Scene]:
         if not self.config.grounding:
@@ -194,13 +217,14 @@ class RecoveryRunner:
             self.goal_prompter, self.goal_prompter.replan_section(res.goal or "(none)", feedback))
         loop = GoalLoop(self.llm, prompter, self.semantic, max_rounds=self.config.goal_rounds,
                         max_seconds=max(1.0, self.config.max_seconds - (self.clock() - self._t0)))
-        g = loop.run(GoalRequest(task=task, signature=t.signature, scene_text=scene_relations_text(belief.scene, t.names)))
+        g = loop.run(GoalRequest(task=task, signature=t.signature,
+                                 scene_text=scene_relations_text(belief.scene, t.names)))
         res.usage.add("goal", _Usage(g.prompt_tokens, g.completion_tokens, g.llm_seconds), calls=g.rounds)
         if not g.accepted:
             if g.stop_reason.value == "llm_error":
-                raise _Stop(StopReason.LLM_ERROR, f"the LLM failed while writing the goal: {g.error}")
+                raise _Stop(RecoveryStop.LLM_ERROR, f"the LLM failed while writing the goal: {g.error}")
             last = g.feedback[-1].message if g.feedback else ""
-            raise _Stop(StopReason.NO_GOAL, f"no goal was accepted ({g.stop_reason.value} after {g.rounds} "
+            raise _Stop(RecoveryStop.NO_GOAL, f"no goal was accepted ({g.stop_reason.value} after {g.rounds} "
                                             f"rounds){': ' + last if last else ''}")
         res.goal = g.goal_text
         self._event(res, "goal", f"goal {g.goal_text}" + (" (after execution feedback)" if feedback else ""),
@@ -220,20 +244,20 @@ class RecoveryRunner:
         """Carry out ``task`` from ``scene`` (what the robot believes now). ``failed``: a
         (PlanStep, Failure) that has just happened (e.g. in the tool-selection loop's plan):
         learning starts from it instead of failing the same step again."""
-        from ..tool_selection import clean_task
+        from affplan_ros.core.agent.tool_loop import clean_task
 
         self._t0 = self.clock()
-        res = RecoveryResult(StopReason.COMPLETED)
+        res = RecoveryResult(RecoveryStop.COMPLETED)
         text, problem = clean_task(task, 2000)
         if problem:
-            res.stop_reason, res.message = StopReason.INVALID_TASK, problem
+            res.stop_reason, res.message = RecoveryStop.INVALID_TASK, problem
             return res
         try:
             self._run(text, scene, res, failed)
         except _Stop as stop:
             res.stop_reason, res.message = stop.reason, stop.message
         except ChatModelError as exc:
-            res.stop_reason, res.message = StopReason.LLM_ERROR, f"the LLM failed: {exc}"
+            res.stop_reason, res.message = RecoveryStop.LLM_ERROR, f"the LLM failed: {exc}"
         res.seconds = self.clock() - self._t0
         self._event(res, "stop", f"{res.stop_reason.value}: {res.message}")
         if res.success and res.learned:
@@ -281,7 +305,7 @@ class RecoveryRunner:
         while True:
             self._check_time()
             if len(res.executed) >= cfg.max_steps:
-                raise _Stop(StopReason.STEP_BOUND, f"{cfg.max_steps} steps executed without finishing the task")
+                raise _Stop(RecoveryStop.STEP_BOUND, f"{cfg.max_steps} steps executed without finishing the task")
             rexec = RecoveringExecutor(self.executor, belief, repairer, cfg.feedback, goal=dnf,
                                        max_repairs=cfg.max_repairs, max_steps=cfg.max_steps - len(res.executed),
                                        repair_model_gaps=lasp is None)
@@ -297,10 +321,12 @@ class RecoveryRunner:
                 attempt = pending or self._plan(domain, belief, dnf, res)
                 pending = None
                 if not attempt.solved and lasp is not None and attempt.status == "unsolvable":
-                    from .lasp import Refinement
+                    from affplan_ros.core.recovery.lasp import Refinement
 
                     tmp = Refinement(False)
-                    attempt = lasp.plan_with_expansion(domain, belief, lambda d, b: self._plan(d, b, dnf, res),
+                    # called right away (dnf does not change meanwhile); bound explicitly all the same
+                    attempt = lasp.plan_with_expansion(domain, belief,
+                                                       lambda d, b, dnf=dnf: self._plan(d, b, dnf, res),
                                                        task, res.goal or "", tmp)
                     res.usage.merge(tmp.usage)
                     res.objects_added += tmp.objects_added
@@ -310,7 +336,7 @@ class RecoveryRunner:
                     msg = f"no plan for {res.goal} ({attempt.status}): {attempt.message}"
                     self._event(res, "plan", msg)
                     failures.append(Failure(FailureCode.INVALID, "", msg))
-                    dnf = self._replan(task, belief, failures, res, StopReason.NO_PLAN, msg)
+                    dnf = self._replan(task, belief, failures, res, RecoveryStop.NO_PLAN, msg)
                     continue
                 plan_steps = list(attempt.plan)
                 res.plans.append([str(s) for s in plan_steps])
@@ -343,7 +369,7 @@ class RecoveryRunner:
             if stepwise is not None and not res.fallback:
                 # IALP replans every step anyway: the failure goes into the next step's prompt.
                 if res.high_replans >= cfg.max_replans:
-                    raise _Stop(StopReason.REPLAN_BOUND, f"{res.high_replans} failed steps (max_replans); "
+                    raise _Stop(RecoveryStop.REPLAN_BOUND, f"{res.high_replans} failed steps (max_replans); "
                                                          f"the last: {res.failures[-1]}")
                 res.high_replans += 1
                 continue
@@ -354,14 +380,14 @@ class RecoveryRunner:
                     domain, belief, pending = got
                     continue
                 msg = res.events[-1]["text"]
-                dnf = self._replan(task, belief, failures, res, StopReason.REFINE_BOUND
-                                   if res.refinements >= cfg.max_refinements else StopReason.REPLAN_BOUND, msg)
+                dnf = self._replan(task, belief, failures, res, RecoveryStop.REFINE_BOUND
+                                   if res.refinements >= cfg.max_refinements else RecoveryStop.REPLAN_BOUND, msg)
                 continue
-            dnf = self._replan(task, belief, failures, res, StopReason.REPLAN_BOUND,
+            dnf = self._replan(task, belief, failures, res, RecoveryStop.REPLAN_BOUND,
                                f"the last failure: {res.failures[-1]}")
 
     def _replan(self, task: str, belief: Belief, failures: Sequence[Failure], res: RecoveryResult,
-                reason: StopReason, why: str) -> list:
+                reason: RecoveryStop, why: str) -> list:
         if res.high_replans >= self.config.max_replans:
             raise _Stop(reason, f"{res.high_replans} high-level replans used up (max_replans); {why}")
         res.high_replans += 1
@@ -419,14 +445,14 @@ class RecoveryRunner:
         self._event(res, "step_choice", f"chose {c.text.strip()!r} (log-probability {c.logprob:.3f})",
                     candidates=scores)
         if c.kind == "alert":
-            raise _Stop(StopReason.ALERT, f"the step planner asks for help: {c.argument}")
+            raise _Stop(RecoveryStop.ALERT, f"the step planner asks for help: {c.argument}")
         if c.kind == "done":
             return True
         if c.kind == "adjust":
             history.append(f"adjust {c.argument}")
             domain, scene = self._ground(belief.domain, belief.scene, res)
             belief.domain, belief.scene = domain, scene
-            from .executive import RecoveryExecution
+            from affplan_ros.core.recovery.executive import RecoveryExecution
 
             return RecoveryExecution(True)
         run = rexec.execute([c.step])

@@ -20,14 +20,19 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Callable, Optional, Sequence, Union
 
-from ..execution import ExecutionResult, Executor, ExploreResult
-from ..failure import Failure, FailureCode
-from ..scene import Scene
-from .belief import Belief, Domain
-from .executive import RecoveringExecutor, RecoveryExecution
-from .feedback import observed_facts
-from .knowledge import KnowledgeFileError, KnowledgeStore
-from .runner import RecoveryConfig, RecoveryResult, RecoveryRunner
+from affplan_ros.core.agent.execution import ExecutionResult, ExploreResult
+from affplan_ros.core.model.failure import Failure, FailureCode
+from affplan_ros.core.model.scene import Scene
+from affplan_ros.core.ports import Executor
+from affplan_ros.core.recovery.belief import Belief, Domain
+from affplan_ros.core.recovery.executive import RecoveringExecutor, RecoveryExecution
+from affplan_ros.core.recovery.feedback import observed_facts
+from affplan_ros.core.recovery.knowledge import KnowledgeFileError, KnowledgeStore
+from affplan_ros.core.recovery.runner import (
+    RecoveryConfig,
+    RecoveryResult,
+    RecoveryRunner,
+)
 
 
 def knowledge_path(text: str) -> Optional[Path]:
@@ -213,7 +218,8 @@ class LearningExecutor:
         if res is None:
             self._say("learning stopped: the task was canceled")
             return RecoveryExecution(False, steps_done=run.steps_done,
-                                     failure=Failure(FailureCode.CANCELED, "", "the task was canceled while recovering"),
+                                     failure=Failure(FailureCode.CANCELED, "",
+                                                     "the task was canceled while recovering"),
                                      executed_steps=list(run.executed_steps) + recorder.steps, stop="canceled")
         self.recoveries.append(res)
         out = RecoveryExecution(res.success, steps_done=run.steps_done,

@@ -17,10 +17,14 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional, Protocol, Sequence
 
-from ..goal_loop import Message
-from ..planner import PlanStep
-from ..simulate import goal_satisfied, initial_state, validate_plan
-from .belief import Belief
+from affplan_ros.core.goals.loop import Message
+from affplan_ros.core.planning.planner import PlanStep
+from affplan_ros.core.planning.simulate import (
+    goal_satisfied,
+    initial_state,
+    validate_plan,
+)
+from affplan_ros.core.recovery.belief import Belief
 
 
 @dataclass(frozen=True)
@@ -122,7 +126,7 @@ def parse_candidate(text: str, logprob: Optional[float], belief: Belief, goal=No
 
 
 def _mapped(lit, task):
-    from ..goal import Literal
+    from affplan_ros.core.goals.formula import Literal
 
     return Literal(lit.predicate, tuple(task._map(a) for a in lit.args), lit.negated)
 

@@ -1,0 +1,99 @@
+"""The Plan / Partial Plan tool: request -> checked goal (self-correction loop) -> validated plan.
+
+One call runs the goal loop (Algorithm 3) on the signature of the known scene, maps the
+accepted goal back to scene names and plans with Fast Downward (``planner.plan_for_goal``,
+pruning and validation included). Nothing here executes anything.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from dataclasses import dataclass, field
+from typing import Optional, Sequence
+
+from affplan_ros.core.goals.formula import Literal
+from affplan_ros.core.goals.loop import GoalLoop, GoalLoopResult, GoalMode, GoalRequest
+from affplan_ros.core.model.scene import Scene
+from affplan_ros.core.planning.planner import PlanResult, plan_for_goal
+from affplan_ros.core.planning.task import build_task
+
+
+@dataclass
+class PlanAttempt:
+    ok: bool
+    message: str
+    goal: Optional[GoalLoopResult] = None
+    plan: Optional[PlanResult] = None
+    goal_text: Optional[str] = None
+    seconds: float = 0.0
+    plan_seconds: float = 0.0
+    agent_costs: dict[str, float] = field(default_factory=dict)  # what each actor's step costs
+
+    def cost_of(self, steps: Sequence) -> float:
+        return sum(self.agent_costs.get(s.agent, 0.0) for s in steps)  # actor-less steps cost nothing
+
+
+def scene_relations_text(scene: Scene, names: dict[str, str]) -> str:
+    """The scene's relations as PDDL atoms in the domain's object names (for goal prompts)."""
+    return "\n".join(f"({r.predicate} {' '.join(names.get(a, a) for a in r.args)})" for r in scene.relations)
+
+
+def to_scene_names(dnf: Sequence[Sequence[Literal]], names: dict[str, str]) -> list[tuple[Literal, ...]]:
+    """A checked goal (PDDL names, e.g. ``n7up0``) in the scene's names (``7up0``), which
+    ``plan_for_goal`` expects."""
+    inv = {v: k for k, v in names.items() if k != v}
+    return [tuple(Literal(l.predicate, tuple(inv.get(a, a) for a in l.args), l.negated) for l in conj)
+            for conj in dnf]
+
+
+@dataclass
+class TaskPlanner:
+    goal_loop: GoalLoop
+    oam: object = None                      # OamDatabase; None: the project's default OAM
+    agents: Optional[Sequence] = None       # None: agents of the scene with default profiles
+    mode: str = "optimal"
+    time_limit: float = 30.0
+    prune: bool = True
+    max_predicates: int = 8                 # Partial Plan: at most K predicates in the goal
+    build_kwargs: dict = field(default_factory=dict)
+
+    def plan(self, request: str, scene: Scene, *, partial: bool = False, context: str = "",
+             max_seconds: Optional[float] = None) -> PlanAttempt:
+        t0 = time.monotonic()
+        kwargs = dict(oam=self.oam, unknown_classes="warn", **self.build_kwargs)
+        if self.agents is not None:
+            kwargs["agents"] = self.agents
+        task = build_task(scene, **kwargs)
+        scene_text = scene_relations_text(scene, task.names)
+        if context.strip():
+            scene_text += "\n" + context.strip()
+        loop = self.goal_loop if max_seconds is None else dataclasses.replace(
+            self.goal_loop, max_seconds=min(max_seconds, self.goal_loop.max_seconds or max_seconds))
+        goal = loop.run(GoalRequest(task=request, signature=task.signature, scene_text=scene_text,
+                                    mode=GoalMode.PARTIAL_PLAN if partial else GoalMode.PLAN,
+                                    max_predicates=self.max_predicates if partial else None,
+                                    scene=scene, names=dict(task.names)))
+        out = PlanAttempt(False, "", goal=goal, agent_costs={a.name: float(a.cost) for a in task.agents})
+        if not goal.accepted:
+            last = goal.feedback[-1].message.strip() if goal.feedback else (goal.error or "")
+            out.message = (f"no goal was accepted ({goal.stop_reason.value} after {goal.rounds} rounds)"
+                           + (f": {last}" if last else ""))
+            out.seconds = time.monotonic() - t0
+            return out
+        out.goal_text = goal.goal_text
+        tp = time.monotonic()
+        limit = self.time_limit
+        if max_seconds is not None:  # the caller's wall-time bound covers planning too
+            limit = max(1.0, min(limit, max_seconds - (time.monotonic() - t0)))
+        res = plan_for_goal(scene, to_scene_names(goal.dnf, task.names), mode=self.mode,
+                            time_limit=limit, prune=self.prune, **kwargs)
+        out.plan_seconds = time.monotonic() - tp
+        out.plan = res
+        if res.solved:
+            out.ok = True
+            out.message = (f"plan for the goal {goal.goal_text}: " + ("; ".join(map(str, res.plan))
+                                                                       or "nothing to do, the goal holds already"))
+        else:
+            out.message = f"no plan for the goal {goal.goal_text} ({res.status}): {res.message}"
+        out.seconds = time.monotonic() - t0
+        return out

@@ -1,0 +1,2 @@
+"""Images to a symbolic scene: YOLO detection, object-affordance detection (OAD), spatial relations,
+image conversion, and the pipeline that joins them."""

@@ -1,0 +1,464 @@
+"""Planning with Fast Downward (the up-fast-downward build) and symbolic validation.
+
+Fast Downward runs as two plain processes, the translator (``python -m
+fast_downward.translate``) and the ``downward`` search binary, without FD's driver script
+(one Python start-up less, no log parsing of a nested process). Each runs in its own process
+group; the search also gets the remaining time as its own ``max_time``, and on our
+wall-clock timeout the whole group is killed and reaped, so no planner process survives. No
+signal handler or ``alarm`` is used (safe in any thread, e.g. inside rclpy executors).
+
+High-arity capabilities are planned in the split encoding (``domain.split_capability``):
+chains of low-arity stage actions that the translator grounds far faster; the plan is mapped
+back to the capabilities before validation.
+
+Every plan is validated before it leaves the core, against the full (un-pruned, un-split)
+task: by default with the symbolic simulator (``simulate.validate_plan``: every step's
+precondition, the affordance and capability guards and the parameter types included, then
+the goal; cost = sum of the actors' costs). ``validator="up"`` uses unified-planning's
+``SequentialPlanValidator`` instead, ``"both"`` runs both and requires them to agree
+(environment variable ``AFFPLAN_VALIDATOR`` sets the default).
+"""
+from __future__ import annotations
+
+import importlib.util
+import math
+import os
+import re
+import resource
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional, Sequence
+
+from affplan_ros.core.model.scene import Scene
+from affplan_ros.core.planning.encoding import PDDL_CONFIG
+from affplan_ros.core.planning.pruning import prune_scene
+from affplan_ros.core.planning.task import PlanningTask, build_task
+
+# Search configurations; {t} is the remaining time (Fast Downward's own limit on search).
+SEARCH_CONFIGS = {
+    # A* with LM-cut: optimal for action costs; needs no axioms because disjunctive goals
+    # are compiled into zero-cost goal actions. Strong per state, but slow per state on
+    # tasks with thousands of operators.
+    "lmcut": "astar(lmcut(),max_time={t})",
+    # A* with the admissible landmark heuristic of BJOLP (FD's seq-opt-bjolp): weaker than
+    # LM-cut per state but far cheaper to compute.
+    "bjolp": "astar(landmark_cost_partitioning(lm_merged([lm_rhw(),lm_hm(m=1)])),max_time={t})",
+    # A* with iPDB pattern databases (FD's seq-opt-ipdb style, construction time capped).
+    "ipdb": "astar(ipdb(max_time=5),max_time={t})",
+    # LAMA's landmark + FF greedy search with costs counted (+1, as LAMA's heuristics do):
+    # fast and cost-aware (the unit-cost lama-first happily asks the human, cost 100).
+    "greedy": ("let(hlm, eval_modify_costs(landmark_sum(lm_factory=lm_reasonable_orders_hps(lm_rhw()),"
+               "pref=false),cost_type=plusone),let(hff, eval_modify_costs(ff(),cost_type=plusone),"
+               "lazy_greedy([hff,hlm],preferred=[hff,hlm],reopen_closed=false,max_time={t})))"),
+    # LAMA 2011 (FD's seq-sat-lama-2011): greedy, then weighted A* with falling weights, each
+    # plan bounding the next; it writes plan.1, plan.2, ... and is stopped by the time limit.
+    "anytime": ("let(hlm1, eval_modify_costs(landmark_sum(lm_factory=lm_reasonable_orders_hps(lm_rhw()),"
+                "pref=false),cost_type=one),let(hff1, eval_modify_costs(ff(),cost_type=one),"
+                "let(hlm2, eval_modify_costs(landmark_sum(lm_factory=lm_reasonable_orders_hps(lm_rhw()),"
+                "pref=false),cost_type=plusone),let(hff2, eval_modify_costs(ff(),cost_type=plusone),"
+                "iterated([lazy_greedy([hff1,hlm1],preferred=[hff1,hlm1],cost_type=one,reopen_closed=false),"
+                "lazy_greedy([hff2,hlm2],preferred=[hff2,hlm2],reopen_closed=false),"
+                "lazy_wastar([hff2,hlm2],preferred=[hff2,hlm2],w=5),"
+                "lazy_wastar([hff2,hlm2],preferred=[hff2,hlm2],w=3),"
+                "lazy_wastar([hff2,hlm2],preferred=[hff2,hlm2],w=2),"
+                "lazy_wastar([hff2,hlm2],preferred=[hff2,hlm2],w=1)],"
+                "repeat_last=true,continue_on_solve=true,max_time={t})))))"),
+}
+OPTIMAL_CONFIGS = ("lmcut", "bjolp", "ipdb")
+# The optimal search used by mode="optimal" (AFFPLAN_OPTIMAL_SEARCH overrides it for experiments).
+DEFAULT_OPTIMAL = "bjolp"
+# mode="optimal" gives the optimal search at most this share of the time left after
+# translation; if it runs out, the anytime search gets the rest, so there is a plan (reported
+# as not proven optimal) instead of none.
+OPTIMAL_SHARE = 0.75
+MODES = ("optimal", "satisficing")
+VALIDATORS = ("symbolic", "up", "both")
+
+
+@dataclass(frozen=True)
+class PlanStep:
+    action: str
+    args: tuple[str, ...]
+    agent: str
+
+    def __str__(self) -> str:
+        return " ".join((self.action, *([self.agent] if self.agent else []), *self.args))
+
+    @property
+    def pddl_args(self) -> tuple[str, ...]:
+        """The arguments as the PDDL action takes them: the agent first, if there is one."""
+        return ((self.agent,) if self.agent else ()) + tuple(self.args)
+
+
+@dataclass
+class Timings:
+    translate_s: Optional[float] = None   # wall time of the translator process
+    search_s: Optional[float] = None      # wall time of the search process
+    total_s: float = 0.0                  # everything, task building and validation included
+    validate_s: float = 0.0
+    build_s: float = 0.0                  # building (and pruning) the planning tasks
+
+
+class PlanStatus(str, Enum):
+    """How a planning call ended (a str enum: ``status == "solved"`` still reads as before)."""
+    SOLVED = "solved"          # a plan, validated against the full problem
+    UNSOLVABLE = "unsolvable"  # the goal cannot be reached from this state
+    TIMEOUT = "timeout"        # no plan within the time limit
+    INVALID = "invalid"        # the planner's plan did not pass validation
+    ERROR = "error"            # the planner failed
+
+    def __str__(self) -> str:  # reports and f-strings show "solved", as when this was a plain string
+        return self.value
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+@dataclass
+class PlanResult:
+    status: PlanStatus
+    plan: list[PlanStep] = field(default_factory=list)
+    cost: Optional[float] = None
+    optimal: bool = False
+    timings: Timings = field(default_factory=Timings)
+    objects_total: int = 0
+    objects_used: int = 0        # after pruning
+    pruned: bool = False         # the returned plan comes from the pruned problem
+    fallback: bool = False       # pruning gave no plan; solved unpruned
+    operators: Optional[int] = None  # ground operators after translation
+    message: str = ""
+    log: str = ""
+
+    @property
+    def solved(self) -> bool:
+        return self.status is PlanStatus.SOLVED
+
+
+@lru_cache(maxsize=1)
+def _fd_paths() -> tuple[Path, Path]:
+    """(directory holding the ``fast_downward.translate`` package, the ``downward`` binary)."""
+    spec = importlib.util.find_spec("up_fast_downward")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("up-fast-downward is not installed (pip install up-fast-downward)")
+    bindir = Path(next(iter(spec.submodule_search_locations))) / "downward" / "builds" / "release" / "bin"
+    return bindir, bindir / "downward"
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    proc.wait()
+
+
+def _run_group(cmd, *, cwd, timeout: float, stdin=None, env=None) -> tuple[Optional[int], str, float]:
+    """Run ``cmd`` in its own process group; (exit code or None on timeout, output, wall s).
+    Whatever happens, the group is killed and the process reaped before returning."""
+    t0 = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=cwd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, start_new_session=True, env=env)
+    # A kernel-enforced CPU limit (as FD's own driver sets) bounds the planner even if this
+    # process is killed before it can kill the group. CPU time never exceeds wall time here,
+    # so the limit cannot fire before our wall-clock timeout. Set from the parent: a
+    # preexec_fn is unsafe in the multi-threaded nodes.
+    try:
+        cpu = int(math.ceil(timeout)) + 1
+        resource.prlimit(proc.pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
+    except (OSError, ValueError, AttributeError):
+        pass
+    try:
+        out, _ = proc.communicate(timeout=max(0.01, timeout))
+        rc: Optional[int] = proc.returncode
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        out, rc = (proc.stdout.read() if proc.stdout else ""), None
+    finally:
+        if proc.poll() is None:
+            _kill_group(proc)
+        try:  # children of the process (none expected) go with the group
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        if proc.stdout:
+            proc.stdout.close()
+    return rc, out or "", time.monotonic() - t0
+
+
+@dataclass
+class SearchRun:
+    """One search on the translated task."""
+    config: str                      # key of SEARCH_CONFIGS
+    status: str                      # plan | unsolvable | timeout | error
+    seconds: float = 0.0
+    plan_text: Optional[str] = None
+    cost: Optional[float] = None     # FD's plan cost (total-cost metric)
+    rc: Optional[int] = None
+
+
+@dataclass
+class FDRun:
+    status: str                      # plan | unsolvable | timeout | error (of the run as a whole)
+    log: str = ""
+    plan_text: Optional[str] = None  # the cheapest plan any search found
+    translate_s: Optional[float] = None
+    search_s: Optional[float] = None  # all searches together
+    operators: Optional[int] = None
+    rc: Optional[int] = None
+    searches: list[SearchRun] = field(default_factory=list)
+    optimal: bool = False            # the plan comes from an optimal search that finished
+
+    @property
+    def best(self) -> Optional[SearchRun]:
+        found = [s for s in self.searches if s.status == "plan"]
+        return min(found, key=lambda s: (s.cost if s.cost is not None else math.inf)) if found else None
+
+
+_OPERATORS_RE = re.compile(r"Translator operators: (\d+)")
+_PLAN_FILE_COST_RE = re.compile(r"^; cost = (\d+(?:\.\d+)?)", re.M)  # FD's last line of a plan file
+
+
+def fast_downward(domain: str, problem: str, searches: Sequence[str | tuple[str, float]] | str,
+                  time_limit: float, translate_options: Sequence[str] = ()) -> FDRun:
+    """Translate ``domain``/``problem`` (PDDL text) once, then run ``searches`` one after
+    another on the result, all within ``time_limit`` seconds. A search is a key of
+    SEARCH_CONFIGS, or (key, share): then it gets at most that share (0..1] of the time left
+    after translation.
+
+    Searches after one that proved the task unsolvable, or after an optimal one that found a
+    plan, are skipped. The run's status is "plan" if any search found one (``plan_text`` is
+    the cheapest); ``optimal`` says whether an optimal search finished with it."""
+    searches = [searches] if isinstance(searches, str) else list(searches)
+    searches = [(s, 1.0) if isinstance(s, str) else (s[0], float(s[1])) for s in searches]
+    bindir, downward = _fd_paths()
+    deadline = time.monotonic() + time_limit
+    with tempfile.TemporaryDirectory(prefix="affplan_fd_") as tmp:
+        Path(tmp, "domain.pddl").write_text(domain)
+        Path(tmp, "problem.pddl").write_text(problem)
+        env = dict(os.environ)
+        env["PYTHONPATH"] = str(bindir) + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        rc, out, wall = _run_group([sys.executable, "-S", "-m", "fast_downward.translate", "domain.pddl",
+                                    "problem.pddl", "--sas-file", "output.sas", *translate_options],
+                                   cwd=tmp, timeout=time_limit, env=env)
+        run = FDRun("error", log=out, translate_s=wall, rc=rc)
+        m = _OPERATORS_RE.search(out)
+        run.operators = int(m.group(1)) if m else None
+        if rc is None:
+            run.status = "timeout"
+            return run
+        if rc != 0 or not Path(tmp, "output.sas").exists():
+            run.status = "unsolvable" if rc == 10 else "error"
+            return run
+        run.search_s = 0.0
+        after_translate = deadline - time.monotonic()
+        for name, share in searches:
+            left = min(share * after_translate, deadline - time.monotonic())
+            if left <= 0.05:
+                run.searches.append(SearchRun(name, "timeout"))
+                continue
+            for old in Path(tmp).glob("plan*"):
+                old.unlink()
+            search = SEARCH_CONFIGS[name].format(t=max(1, int(left)))
+            with open(Path(tmp, "output.sas")) as sas:
+                rc, out, wall = _run_group([str(downward), "--search", search, "--internal-plan-file", "plan"],
+                                           cwd=tmp, timeout=left + 0.5, stdin=sas)
+            run.log += out
+            run.search_s += wall
+            sr = SearchRun(name, "error", seconds=wall, rc=rc)
+            # An anytime search writes plan.1, plan.2, ... (each cheaper than the one before)
+            # and may be stopped by the time limit after finding some.
+            plans = sorted(Path(tmp).glob("plan*"), key=lambda f: int(f.suffix[1:]) if f.suffix[1:].isdigit() else 0)
+            if plans and (rc == 0 or name == "anytime"):
+                sr.status, sr.plan_text = "plan", plans[-1].read_text()
+                cost = _PLAN_FILE_COST_RE.search(sr.plan_text)
+                sr.cost = float(cost.group(1)) if cost else None
+            elif rc is None or "Time limit reached" in out:
+                sr.status = "timeout"
+            elif rc in (11, 12):
+                sr.status = "unsolvable"
+            run.searches.append(sr)
+            run.rc = rc
+            if sr.status == "unsolvable" or (sr.status == "plan" and name in OPTIMAL_CONFIGS):
+                break
+        best = run.best
+        if best is not None:
+            run.status, run.plan_text = "plan", best.plan_text
+            run.optimal = any(s.status == "plan" and s.config in OPTIMAL_CONFIGS for s in run.searches)
+            if run.optimal:  # the optimal plan, even if a quick search found one as cheap
+                run.plan_text = next(s.plan_text for s in run.searches
+                                     if s.status == "plan" and s.config in OPTIMAL_CONFIGS)
+        elif any(s.status == "unsolvable" for s in run.searches):
+            run.status = "unsolvable"
+        elif any(s.status == "timeout" for s in run.searches):
+            run.status = "timeout"
+        return run
+
+
+def _parse_plan(text: str) -> list[tuple[str, tuple[str, ...]]]:
+    steps = []
+    for line in text.splitlines():
+        line = line.strip()
+        if line.startswith("(") and line.endswith(")"):
+            parts = line[1:-1].split()
+            steps.append((parts[0], tuple(parts[1:])))
+    return steps
+
+
+def _default_validator() -> str:
+    v = os.environ.get("AFFPLAN_VALIDATOR", "symbolic")
+    return v if v in VALIDATORS else "symbolic"
+
+
+def solve_task(task: PlanningTask, goal: Optional[Sequence[Sequence]] = None, *,
+               mode: str = "optimal", time_limit: float = 30.0,
+               validate_against: Optional[PlanningTask] = None, split: bool = True,
+               validator: Optional[str] = None) -> PlanResult:
+    """Plan for ``task`` (goal given or the task's own), validate, return a PlanResult.
+
+    ``validate_against``: the task the plan is checked on (the full task when ``task`` is a
+    pruned one); ``split``: use the split encoding of high-arity actions."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
+    validator = validator or _default_validator()
+    if validator not in VALIDATORS:
+        raise ValueError(f"validator must be one of {VALIDATORS}, not {validator!r}")
+    goal = goal if goal is not None else task.goal
+    if not goal:
+        raise ValueError("no goal to plan for")
+    t0 = time.monotonic()
+    compile_goal = mode == "optimal"
+    domain = task.domain_pddl(goal_actions=goal if compile_goal else None, split=split)
+    problem = task.problem_pddl(goal, goal_flag=compile_goal, split=split)
+    # The translator's invariant synthesis (mutex groups, used only to make multi-valued
+    # variables) blows up on the stage-chain bookkeeping of split actions (4 s of 10 s at
+    # 25 objects) and on negated goal literals (each becomes a disjunction over the other
+    # values of its multi-valued variable: "clear the counter" took 60 s to translate, 0.5 s
+    # without). Searches are as fast without it, and it does not affect correctness.
+    negated_goal = any(l.negated for c in goal for l in c)
+    options = (["--invariant-generation-max-candidates", "0"]
+               if negated_goal or (split and task.split_actions) else [])
+    # The causal-graph variable order only serves FD's causal-graph heuristic, which no
+    # configuration here uses; computing it was a third of the translator's time on big tasks.
+    options.append("--skip-variable-reordering")
+    if mode == "optimal":
+        optimal = os.environ.get("AFFPLAN_OPTIMAL_SEARCH", DEFAULT_OPTIMAL)
+        if optimal not in OPTIMAL_CONFIGS:
+            raise ValueError(f"AFFPLAN_OPTIMAL_SEARCH must be one of {OPTIMAL_CONFIGS}, not {optimal!r}")
+        searches = [(optimal, OPTIMAL_SHARE), "anytime"]
+    else:
+        searches = ["greedy"]
+    run = fast_downward(domain, problem, searches, time_limit, options)
+    res = PlanResult(status=PlanStatus.ERROR, log=run.log, objects_total=len(task.object_types),
+                     objects_used=len(task.object_types), operators=run.operators)
+    res.timings.translate_s, res.timings.search_s = run.translate_s, run.search_s
+    if run.status == "timeout":
+        res.status, res.message = PlanStatus.TIMEOUT, f"no plan within {time_limit:.1f} s"
+    elif run.status == "unsolvable":
+        res.status, res.message = PlanStatus.UNSOLVABLE, "the goal cannot be reached from this state"
+    elif run.status != "plan" or run.plan_text is None:
+        res.status, res.message = PlanStatus.ERROR, f"Fast Downward failed (exit code {run.rc})"
+    else:
+        prefix = PDDL_CONFIG["goal_action_prefix"]
+        steps = [(a, args) for a, args in _parse_plan(run.plan_text) if not a.startswith(prefix)]
+        tv = time.monotonic()
+        try:
+            steps = task.merge_stages(steps) if split else steps
+        except ValueError as exc:
+            res.status, res.message = PlanStatus.INVALID, f"malformed split plan: {exc}"
+        else:
+            res.plan = []
+            for a, args in steps:
+                agent, params = task.step_parts(a, args)
+                res.plan.append(PlanStep(a, params, agent))
+            res.optimal = run.optimal
+            ok, cost, msg = validate(validate_against or task, goal, steps, validator)
+            res.status = PlanStatus.SOLVED if ok else PlanStatus.INVALID
+            res.cost, res.message = cost, msg
+            if ok and mode == "optimal" and not run.optimal:
+                res.message = (f"the optimal search found no plan within {time_limit:.0f} s; this plan "
+                               f"comes from the anytime (LAMA) search and may cost more than the optimum")
+        res.timings.validate_s = time.monotonic() - tv
+    res.timings.total_s = time.monotonic() - t0
+    return res
+
+
+def validate(task: PlanningTask, goal, steps: Sequence[tuple[str, Sequence[str]]],
+             validator: str = "symbolic"):
+    """(ok, cost, message) for a plan of ``(action, (actor, *args))`` steps on ``task``."""
+    from affplan_ros.core.planning.simulate import validate_plan as symbolic
+    if validator == "symbolic":
+        return symbolic(task, goal, steps)
+    if validator == "up":
+        return validate_plan(task, goal, steps)
+    a, b = symbolic(task, goal, steps), validate_plan(task, goal, steps)
+    if a[0] != b[0] or (a[0] and a[1] != b[1]):
+        return False, None, f"validators disagree: symbolic {a}, unified-planning {b}"
+    return a
+
+
+def validate_plan(task: PlanningTask, goal, steps: Sequence[tuple[str, Sequence[str]]]):
+    """Check a plan with unified-planning's SequentialPlanValidator; (ok, cost, message)."""
+    from unified_planning.engines.plan_validator import SequentialPlanValidator
+    from unified_planning.plans import ActionInstance, SequentialPlan
+    from unified_planning.shortcuts import get_environment
+    get_environment().credits_stream = None
+    problem = task.up_problem(goal)
+    try:
+        plan = SequentialPlan([
+            ActionInstance(problem.action(a), [problem.object(x) for x in args]) for a, args in steps])
+    except Exception as exc:  # unknown action or object
+        return False, None, f"plan rejected by the validator: {exc}"
+    result = SequentialPlanValidator(environment=problem.environment).validate(problem, plan)
+    ok = result.status.name == "VALID"
+    cost = None
+    if result.metric_evaluations:
+        val = next(iter(result.metric_evaluations.values()))
+        cost = float(val.constant_value() if hasattr(val, "constant_value") else val)
+    return ok, cost, ("" if ok else f"plan rejected by the validator: {result.reason}")
+
+
+def plan_for_goal(scene: Scene, goal: Sequence[Sequence], *, mode: str = "optimal",
+                  time_limit: float = 30.0, prune: bool = True, split: bool = True,
+                  validator: Optional[str] = None, **build_kwargs) -> PlanResult:
+    """Build the task for ``scene`` and ``goal`` (DNF), prune, plan, validate.
+
+    If the pruned problem yields no plan, the unpruned one is solved instead (within the
+    remaining time), so pruning can never make a solvable goal unsolvable. Plans are always
+    validated against the full, unpruned task.
+    """
+    t0 = time.monotonic()
+    if "oam" not in build_kwargs or build_kwargs["oam"] is None:
+        from affplan_ros.core.knowledge.oam import load_oam
+        build_kwargs["oam"] = load_oam()
+    full = build_task(scene, goal, **build_kwargs)
+    opts = dict(mode=mode, split=split, validator=validator)
+    if prune:
+        kept = prune_scene(scene, goal, full)
+        if len(kept.objects) < len(scene.objects):
+            rest = {k: v for k, v in build_kwargs.items() if k not in ("agents", "capabilities")}
+            small = build_task(kept, goal, agents=full.agents, capabilities=full.capabilities, **rest)
+            build_s = time.monotonic() - t0
+            res = solve_task(small, time_limit=time_limit, validate_against=full, **opts)
+            res.objects_total, res.objects_used, res.pruned = len(full.object_types), len(small.object_types), True
+            res.timings.build_s = build_s
+            if res.solved or res.status == "timeout":
+                res.timings.total_s = time.monotonic() - t0
+                return res
+            left = max(1.0, time_limit - (time.monotonic() - t0))
+            res2 = solve_task(full, time_limit=left, **opts)
+            res2.fallback = True
+            res2.timings.build_s = build_s
+            res2.timings.total_s = time.monotonic() - t0
+            return res2
+    build_s = time.monotonic() - t0
+    res = solve_task(full, time_limit=time_limit, **opts)
+    res.timings.build_s = build_s
+    res.timings.total_s = time.monotonic() - t0
+    return res

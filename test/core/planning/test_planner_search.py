@@ -1,0 +1,99 @@
+"""The planner's search strategy: optimal first, anytime fallback, and the translator traps."""
+from affplan_ros.core.files.scene_io import parse_scene_text
+from affplan_ros.core.goals.extraction import parse_goal
+from affplan_ros.core.goals.formula import to_dnf
+from affplan_ros.core.knowledge.capabilities import load_capabilities
+from affplan_ros.core.planning.planner import fast_downward, plan_for_goal, solve_task
+from affplan_ros.core.planning.simulate import simulate
+from affplan_ros.core.planning.splitting import split_capability
+from affplan_ros.core.planning.task import build_task
+
+ITEMS = ["apple", "banana", "tomato", "cucumber", "cup", "spoon", "fork", "kitchen_knife"]
+
+COUNTER = """OBJECTS
+human:0
+table:0
+counter:0
+{objects}
+END-OBJECTS
+RELATIONS
+{relations}
+at robot:0 counter:0
+at human:0 table:0
+END-RELATIONS
+LOCATIONS
+table0 table:0
+counter0 counter:0 {names}
+END-LOCATIONS
+"""
+
+
+def cluttered_counter():
+    return parse_scene_text(COUNTER.format(
+        objects="\n".join(f"{i}:0" for i in ITEMS),
+        relations="\n".join(f"on {i}:0 counter:0" for i in ITEMS),
+        names=" ".join(f"{i}:0" for i in ITEMS)), "counter.txt")
+
+
+def goal(text):
+    return to_dnf(parse_goal(text))
+
+
+def test_clearing_a_counter_plans_quickly():
+    # Eight negated goal literals: with the translator's invariant synthesis each becomes a
+    # disjunction over its variable's values and translation alone took over 40 s. Without it:
+    # well under a second; the limit here leaves a wide margin on a loaded machine.
+    g = goal("(and " + " ".join(f"(not (on {i}0 counter0))" for i in ITEMS) + ")")
+    res = plan_for_goal(cluttered_counter(), g, time_limit=20)
+    assert res.solved and res.optimal, res.message
+    assert simulate(build_task(cluttered_counter()), res.plan, g).success
+
+
+def test_anytime_search_answers_when_the_optimal_search_has_no_time():
+    task = build_task(cluttered_counter())
+    g = goal("(and (on apple0 table0) (on banana0 table0))")
+    domain = task.domain_pddl(goal_actions=g)
+    problem = task.problem_pddl(g, goal_flag=True)
+    # A zero share leaves the optimal search no time at all; the anytime search still plans.
+    run = fast_downward(domain, problem, [("bjolp", 0.0), "anytime"], 20)
+    assert [s.status for s in run.searches] == ["timeout", "plan"]
+    assert run.status == "plan" and not run.optimal and run.plan_text
+    # Given time, the optimal search finishes and the anytime one is not run.
+    run = fast_downward(domain, problem, ["bjolp", "anytime"], 20)
+    assert [s.config for s in run.searches] == ["bjolp"] and run.optimal and run.best.cost == 7
+
+
+def test_solve_task_reports_a_fallback_plan_as_not_optimal(monkeypatch):
+    from affplan_ros.core.planning import planner
+
+    monkeypatch.setattr(planner, "OPTIMAL_SHARE", 0.0)
+    task = build_task(cluttered_counter(), goal("(and (on apple0 table0))"))
+    res = solve_task(task, time_limit=20)
+    assert res.solved and not res.optimal
+    assert "may cost more than the optimum" in res.message
+
+
+def test_split_actions_charge_the_stage_that_adds_the_effect():
+    pour = load_capabilities()["pour"]
+    sp = split_capability(pour, split_above=3, stage_arity=3)
+    assert sp is not None and len(sp.stages) > 1
+    charged = [st for st in sp.stages if "(cost ?actor)" in st.text]
+    assert len(charged) == 1
+    # The stage applying (in ?poured_object ?target) pays, so that in the delete relaxation
+    # every new fact costs one action, as in the unsplit domain.
+    assert "(in ?poured_object ?target)" in charged[0].text.split(":effect")[1]
+    assert {"?actor", "?poured_object", "?target"} <= set(charged[0].params)
+
+
+def test_only_big_tasks_use_the_split_encoding():
+    from affplan_ros.bench.scale import goals_for, household_scene
+    from affplan_ros.core.planning.pruning import prune_scene
+
+    # A kitchen-sized task keeps its actions whole (better heuristics for the search) ...
+    assert build_task(cluttered_counter()).split_actions == {}
+    # ... a 300-object scene, even pruned to what chopping needs, splits the big ones.
+    scene = household_scene(300)
+    g = goal(goals_for(scene)["chop"])
+    full = build_task(scene, g)
+    small = build_task(prune_scene(scene, g, full), g, agents=full.agents, capabilities=full.capabilities)
+    assert {"grasp", "place"} <= set(small.split_actions)
