@@ -225,8 +225,6 @@ def print_result(say: Transcript, outcome: TaskOutcome) -> None:
     res = outcome.result
     answered = f" (answered by: {', '.join(res.answered_by)})" if res.answered_by else ""
     say("result", f"{'SUCCESS' if res.success else 'FAILED'} ({res.stop_reason}): {res.message}{answered}")
-    if res.learned:
-        say.more("learned: " + "; ".join(res.learned))
     if res.final_plan.steps:
         say.more("final plan: " + "; ".join(step_text(s) for s in res.final_plan.steps))
     say.more(f"{res.rounds} round(s), {res.llm_calls} language backend call(s), {res.prompt_tokens} prompt + "

@@ -14,7 +14,8 @@ class MemoryClient:
     callback group that other executor threads serve). Both requests are safe to repeat, so a
     request lost to a just-restarted node goes out again (``resend_silent_s``)."""
 
-    def __init__(self, node, get_client, update_client, server_wait: float, timeout: float = 10.0):
+    def __init__(self, node, get_client, update_client=None, server_wait: float = 10.0, timeout: float = 10.0):
+        """``update_client`` None: a reader only (the planning node), :meth:`push` is refused."""
         self.node, self.get_client, self.update_client = node, get_client, update_client
         self.server_wait, self.timeout = server_wait, timeout
 
@@ -32,6 +33,8 @@ class MemoryClient:
     def push(self, memory: Memory) -> str:
         """Send the whole working copy; the node merges it by stamps, so sending it twice changes
         nothing. "" or why it was not taken."""
+        if self.update_client is None:
+            return "this memory client only reads"
         request = UpdateMemory.Request(memory_json=json.dumps(memory.to_dict()))
         got, error = call_service(self.update_client, request, self.timeout, wait_s=self.server_wait,
                                   node=self.node, resend_silent_s=2.0)

@@ -1,7 +1,7 @@
 """One factory for the language backend: what the demo, the nodes and the benchmarks plug in.
 
 ``make_backend()`` returns a :class:`Backend` whose ``model`` is a drop-in
-``core.goal_loop.ChatModel`` for the goal loop, the tool-selection loop and Suggest
+``core.ports.ChatModel`` for the goal loop, the tool-selection loop and Suggest
 Alternative (pass it to ``GoalLoop(...)`` and ``loop_factory.make_tool_loop(...)``):
 
 * no endpoint configured (``AFFPLAN_LLM_BASE_URL`` unset): the offline instruction

@@ -174,7 +174,7 @@ class GbnfRecognizer:
 
 
 def grammar_for(context: object, oam=None) -> Optional[str]:
-    """The grammar for a structured question (see ``goal_loop.ask``), or None."""
+    """The grammar for a structured question (see ``goals.loop.ask``), or None."""
     from affplan_ros.core.agent.tool_loop import ToolPromptView
     from affplan_ros.core.goals.loop import GoalRequest
 

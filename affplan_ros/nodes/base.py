@@ -95,6 +95,7 @@ def _run_nodes(factory, args, threads: int) -> int:
     rclpy.init(args=list(args) if args is not None else sys.argv)
     watch_parent()  # after init: rclpy's SIGINT handler turns its signal into a clean shutdown
     nodes: list[Node] = []
+    executor = None
     try:
         try:
             for make in factories:
@@ -102,7 +103,7 @@ def _run_nodes(factory, args, threads: int) -> int:
         except ValueError as exc:  # invalid parameters: a clear message, not a traceback
             print(f"error: {exc}", file=sys.stderr)
             return 2
-        executor = MultiThreadedExecutor(num_threads=threads)
+        executor = MultiThreadedExecutor(num_threads=threads)  # shut down in the finally below
         for node in nodes:
             node.add_on_set_parameters_callback(_refuse_nameless)
             executor.add_node(node)
@@ -121,12 +122,12 @@ def _run_nodes(factory, args, threads: int) -> int:
             if rclpy.ok():
                 raise
             _teardown_note("spin", exc)
-        _ignore_stop_signals()
-        _step("executor shutdown", executor.shutdown)
-        WarmUp.join_all(_WARM_UP_JOIN_S)
         return 0
     finally:
         _ignore_stop_signals()
+        if executor is not None:
+            _step("executor shutdown", executor.shutdown)
+        _step("wait for a warm-up", lambda: WarmUp.join_all(_WARM_UP_JOIN_S))
         for node in nodes:
             # destroy_node leaves action servers and clients alone: destroyed here, so that
             # their endpoints leave the graph now and nobody sends goals to a node that is gone.
@@ -159,13 +160,13 @@ def _step(what: str, action: Callable[[], Any]) -> None:
 
 
 def _ignore_stop_signals() -> None:
-    """A node that is stopping ignores a second SIGINT/SIGTERM (``affplan up`` forwards every
-    signal it gets; a KeyboardInterrupt in the middle of the teardown ended a node with -2)."""
+    """A node that is stopping ignores a second SIGINT (``affplan up`` forwards every signal it
+    gets; a KeyboardInterrupt in the middle of the teardown ended a node with -2). SIGTERM keeps
+    its handler, so a supervisor can still end a teardown that hangs."""
     import signal
 
     if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            signal.signal(sig, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _refuse_nameless(params):
@@ -311,7 +312,12 @@ def send_goal(client, goal, *, feedback_callback=None, timeout: float = 30.0, st
         done = [w.future.result() for w in waits if w.future.done()]
         accepted = [h for h in done if h is not None and h.accepted]
         if accepted or (done and len(done) == len(waits)):
-            return (accepted or done)[0], "done"
+            winner = (accepted or done)[0]
+            # A copy accepted as well (the first goal ended before its acceptance reached us, so
+            # the server took the copy too) would run unobserved: canceled as soon as it is.
+            for w in waits:
+                w.future.add_done_callback(lambda f, winner=winner: _cancel_if_accepted(f, winner))
+            return winner, "done"
         if stop():
             outcome = "stopped"
             break
@@ -323,9 +329,14 @@ def send_goal(client, goal, *, feedback_callback=None, timeout: float = 30.0, st
         time.sleep(0.05)
     # Given up on: a goal still accepted later is canceled at once (it would run unobserved).
     for w in waits:
-        w.future.add_done_callback(
-            lambda f: f.result().cancel_goal_async() if f.result() is not None and f.result().accepted else None)
+        w.future.add_done_callback(lambda f: _cancel_if_accepted(f, None))
     return None, outcome
+
+
+def _cancel_if_accepted(future, keep) -> None:
+    handle = future.result()
+    if handle is not None and handle is not keep and handle.accepted:
+        handle.cancel_goal_async()
 
 
 def wait_for_action(node: Node, client, action_name: str, timeout: float) -> bool:
@@ -580,6 +591,6 @@ def guarded_execute(node: Node, action_type, name: str, callback: Callable) -> C
                 pass
             result = failure_response(action_type.Result(), text)
             if hasattr(result, "stop_reason"):
-                result.stop_reason = "error"
+                result.stop_reason = "error"  # ExecuteTask.Result.STOP_ERROR (the only action with one)
             return result
     return guarded

@@ -15,12 +15,12 @@ every plan after a restart.
 """
 from __future__ import annotations
 
-import json
 import time
 
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 
+from affplan_ros.clients.memory import MemoryClient
 from affplan_ros.core.model.limits import MAX_TASK_CHARS
 from affplan_ros.core.model.memory import Memory
 from affplan_ros.msg import Plan
@@ -32,7 +32,6 @@ from affplan_ros.nodes.base import (
     WarmUp,
     agent_profiles,
     background_log,
-    call_service,
     llm_config,
     load_capabilities,
     load_robot_model,
@@ -68,7 +67,8 @@ class PlanningNode(Node):
         self._knowledge_error = self.knowledge.error
         self.llm_config = llm_config(p)
         self._oam_file = p.oam_file
-        self._memory = self.create_client(GetMemory, p.memory_service, callback_group=ReentrantCallbackGroup())
+        self._memory = MemoryClient(self, self.create_client(GetMemory, p.memory_service,
+                                                            callback_group=ReentrantCallbackGroup()))
         serve(self, PlanTask, "plan_task", self._on_plan, MutuallyExclusiveCallbackGroup())
         self._llm_problem = ""
         self.goal_loop = None
@@ -105,14 +105,9 @@ class PlanningNode(Node):
         if problem:
             response.success, response.message = False, f"planning is not available: {problem}"
             return response
-        got, error = call_service(self._memory, GetMemory.Request(), 10.0, wait_s=10.0, node=self, resend_silent_s=2.0)
-        if got is None:
-            response.success, response.message = False, f"cannot read the memory: {error}"
-            return response
-        try:
-            memory = Memory.from_dict(json.loads(got.json))
-        except ValueError as exc:
-            response.success, response.message = False, f"cannot read the memory: {exc}"
+        memory, error = self._memory.fetch()
+        if memory is None:
+            response.success, response.message = False, error
             return response
         attempt, learned = self._plan(task, request.partial, memory)
         self._fill(response, attempt, request.partial)

@@ -12,6 +12,7 @@ from affplan_ros.clients.memory import MemoryClient
 from affplan_ros.clients.planner import RemotePlanner
 from affplan_ros.core.agent.approval import ApprovalGate, ApprovalRequest
 from affplan_ros.core.model.memory import Memory
+from affplan_ros.core.ports import MemoryStore
 from affplan_ros.msg import Plan
 from affplan_ros.nodes.base import call_service
 from affplan_ros.nodes.convert_memory import steps_to_msg
@@ -40,7 +41,8 @@ class TaskRun:
         self.t0 = time.monotonic()  # the task's start (run() sets it again)
         self.log = node.get_logger()
         self.gate = ApprovalGate(node.approval, self.ask_approval, task)
-        self.memory_client = MemoryClient(node, node.calls["get_memory"], node.calls["update_memory"], node.server_wait)
+        self.memory_client: MemoryStore = MemoryClient(node, node.calls["get_memory"], node.calls["update_memory"],
+                                                       node.server_wait)
 
     # -- helpers ------------------------------------------------------------------------------
     def canceled(self) -> bool:
@@ -170,6 +172,7 @@ class TaskRun:
                                  message=attempt.message, final_plan=plan, seconds=time.monotonic() - t0)
         if attempt.goal is not None:
             g = attempt.goal
+            res.answered_by = list(dict.fromkeys(b for b in g.answered_by if b))
             res.llm_calls, res.prompt_tokens, res.completion_tokens = g.rounds, g.prompt_tokens, g.completion_tokens
         return self.close(res)
 

@@ -9,6 +9,7 @@ fakes of these protocols (test/robots).
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Any, Optional, Protocol
@@ -73,12 +74,12 @@ def _wait(future, timeout_s: float, cancel) -> str:
 
 
 def _send(client, goal, cancel, what: str) -> tuple[Optional[Any], str]:
-    """(accepted goal handle, "") or (None, why not). A goal sent before the server discovered us
-    is lost without a word; :func:`~affplan_ros.nodes.base.send_goal` sends it once more after 3 s
-    of silence. No answer and a refusal are told apart: they have different causes on a robot."""
+    """(accepted goal handle, "") or (None, why not). No answer and a refusal are told apart: they
+    have different causes on a robot. Never sent twice: Nav2 and ros2_controllers accept a copy
+    and abort the goal already running (preemption), so a resend would move the robot unobserved."""
     from affplan_ros.nodes.base import send_goal
 
-    handle, outcome = send_goal(client, goal, timeout=10.0, stop=cancel)
+    handle, outcome = send_goal(client, goal, timeout=10.0, stop=cancel, resend_after_s=math.inf)
     if handle is None:
         return None, "canceled" if outcome == "stopped" else f"{what} did not answer the goal within 10 s"
     if not handle.accepted:

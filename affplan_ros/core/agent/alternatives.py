@@ -56,7 +56,7 @@ class Branch(str, Enum):
 @dataclass(frozen=True)
 class AlternativeQuestion:
     """The structured question behind an alternative prompt (for backends that read it, see
-    ``goal_loop.ask``): ``kind`` affordances | choose | direct | correction; ``options`` the
+    ``goals.loop.ask``): ``kind`` affordances | choose | direct | correction; ``options`` the
     affordances offered or the objects to choose from."""
 
     kind: str

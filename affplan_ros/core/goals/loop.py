@@ -7,8 +7,8 @@ part achievable with the objects in the scene, with at most K predicates.
 
 This module is in ``core`` and must not import ``affplan_ros.llm`` (imports point
 downward), so the LLM and the prompt texts are injected through two small
-protocols: :class:`ChatModel` (implemented by ``affplan_ros.llm.client.ChatClient``)
-and :class:`GoalPrompter` (implemented by ``affplan_ros.llm.prompts.GoalPromptBuilder``).
+protocols: ``core.ports.ChatModel`` (implemented by ``affplan_ros.llm.client.ChatClient``)
+and :class:`GoalPrompter` (implemented by ``affplan_ros.llm.prompting.GoalPromptBuilder``).
 """
 from __future__ import annotations
 
@@ -90,7 +90,7 @@ class GoalPrompter(Protocol):
 
 
 class SemanticCheck(Protocol):
-    def check(self, goal: Goal | DNF): ...  # -> semantic_check.SemanticResult
+    def check(self, goal: Goal | DNF): ...  # -> goals.semantics.SemanticResult
 
 
 class GoalStop(str, Enum):

@@ -1,7 +1,7 @@
-"""The offline interpreter behind the language-backend interface (``goal_loop.ChatModel``).
+"""The offline interpreter behind the language-backend interface (``core.ports.ChatModel``).
 
 It answers the three kinds of questions the AutoGPT+P loop asks, reading the structured
-question behind each prompt (``goal_loop.ask`` passes it):
+question behind each prompt (``goals.loop.ask`` passes it):
 
 * a goal (:class:`GoalRequest`): the interpreter's goal, written as ``(:goal ...)``; it then
   goes through the same syntax, type and Prolog checks as a language model's answer;

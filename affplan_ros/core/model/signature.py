@@ -1,7 +1,7 @@
 """What a goal may mention: the contract between domain generation and goal checking.
 
-Domain generation (``domain.py``) produces a :class:`Signature`; the goal checks
-(``goal_check.py``) and grammars consume it.  Keeping it here lets both sides be
+Domain generation (``planning/task.py``) produces a :class:`Signature`; the goal checks
+(``goals/syntax.py``) and grammars consume it.  Keeping it here lets both sides be
 built and tested without importing each other.
 """
 from __future__ import annotations

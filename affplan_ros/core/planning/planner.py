@@ -138,7 +138,7 @@ class PlanResult:
 
     @property
     def solved(self) -> bool:
-        return self.status is PlanStatus.SOLVED
+        return self.status == PlanStatus.SOLVED
 
 
 @lru_cache(maxsize=1)

@@ -7,7 +7,7 @@
   observed facts;
 * :mod:`.repair` - CoPAL's mid-level repair: rules as data (``core/recovery/data/repair_rules.yaml``)
   insert or substitute steps, every repaired plan re-validated before it runs; no LLM;
-* :mod:`.executive` - an :class:`~affplan_ros.core.agent.execution.Executor` wrapper that runs a plan
+* :mod:`.executive` - an :class:`~affplan_ros.core.ports.Executor` wrapper that runs a plan
   step by step, repairs at mid level and hands failures up filtered to the feedback level;
 * :mod:`.knowledge` - the persistent knowledge file of learned preconditions and properties,
   and the validation every learned item passes before it enters the domain;

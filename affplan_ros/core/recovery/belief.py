@@ -214,7 +214,7 @@ class Belief:
 
 
 def observe_memory(memory, facts: Iterable[Literal]) -> list[str]:
-    """Observed facts into the tool-selection memory (``core.memory.Memory``), stamped now as
+    """Observed facts into the tool-selection memory (``core.model.memory.Memory``), stamped now as
     observed: an observed placement replaces the believed one (and the object's place in the
     location lists, which the planner's reachability then derives from what holds it); a
     negated fact is removed; facts about unknown objects are skipped. Returns what was applied."""

@@ -1,4 +1,4 @@
-"""CoPAL's mid level as an :class:`~affplan_ros.core.agent.execution.Executor` wrapper.
+"""CoPAL's mid level as an :class:`~affplan_ros.core.ports.Executor` wrapper.
 
 ``RecoveringExecutor(inner, belief, ...)`` runs a validated plan one step at a time through
 ``inner`` (the simulated executor, or the ROS executor client on a robot). When a step fails,
