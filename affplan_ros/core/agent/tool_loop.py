@@ -32,6 +32,7 @@ from affplan_ros.core.goals.loop import ChatModelError, Declined, Message, ask
 from affplan_ros.core.model.memory import Memory
 from affplan_ros.core.model.records import PlanRecord
 from affplan_ros.core.ports import ChatModel, Executor, Planner
+from affplan_ros.core.recovery.belief import observe_memory
 
 
 class Tool(str, Enum):
@@ -416,7 +417,6 @@ class ToolSelectionLoop:
         done = list(done) if done is not None else steps[:run.steps_done]
         memory.apply_steps(done, oam=self.oam)
         if getattr(run, "observed", ()):
-            from affplan_ros.core.recovery.belief import observe_memory
 
             observe_memory(memory, run.observed)
         result.plan_cost += attempt.cost_of(done)

@@ -15,6 +15,7 @@ from typing import Callable, Optional, Sequence, Union
 import yaml
 
 from affplan_ros.core.errors import AffplanError
+from affplan_ros.core.knowledge.affordances import load_affordances
 
 DATA_DIR = Path(__file__).resolve().parent / "data"
 DEFAULT_QUESTIONS = DATA_DIR / "affordance_questions.yaml"
@@ -198,7 +199,6 @@ def load_affordance_questions(path: Union[str, Path, None] = None,
     path = Path(path) if path else DEFAULT_QUESTIONS
     rows = _read_rows(path)
     single = {r["name"]: r["prompt"] for r in _read_rows(Path(questions_from))} if questions_from else {}
-    from affplan_ros.core.knowledge.affordances import load_affordances
 
     descriptions = load_affordances()  # our wording, for files that give none
     out = []

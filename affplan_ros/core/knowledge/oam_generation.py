@@ -35,6 +35,7 @@ from typing import Callable, Iterable, Optional, Protocol, Sequence, Union
 
 import yaml
 
+from affplan_ros.core.files.state_files import locked, write_atomic
 from affplan_ros.core.goals.loop import Message
 from affplan_ros.core.knowledge.affordance_questions import (
     AffordanceQuestions,
@@ -45,6 +46,7 @@ from affplan_ros.core.knowledge.affordance_questions import (
     parse_yes_no,
     parse_yes_no_rows,
 )
+from affplan_ros.core.knowledge.oam import OamDatabase, OamFormatError
 from affplan_ros.core.perception.detection import display_name, normalize_label
 from affplan_ros.core.ports import ChatModel
 
@@ -267,7 +269,6 @@ class OamCache:
             data = yaml.safe_load(self.path.read_text(encoding="utf-8")) or {}
         except (OSError, ValueError, yaml.YAMLError) as exc:
             raise OamGenerationError(f"cannot read the OAM cache {self.path}: {exc}") from exc
-        from affplan_ros.core.knowledge.oam import OamDatabase, OamFormatError
 
         try:  # checked as the OAM loader checks it (a string where a list belongs, ...)
             if not isinstance(data, dict):
@@ -291,7 +292,6 @@ class OamCache:
     def store(self, results: Iterable[ClassResult]) -> None:
         """Add the successful results to the file: read, merge and write under the file's lock
         (two processes generating at once keep each other's entries), written atomically."""
-        from affplan_ros.core.files.state_files import locked, write_atomic
 
         results = [r for r in results if r.ok]
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -322,7 +322,6 @@ def read_mapping(path: Union[str, Path]) -> dict[str, set[str]]:
             if len(row) >= 2 and row[0].strip():
                 out.setdefault(normalize_label(row[0]), set()).add(row[1].strip())
         return out
-    from affplan_ros.core.knowledge.oam import OamDatabase
 
     data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
     oam = OamDatabase.from_dict(data or {})

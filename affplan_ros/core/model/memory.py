@@ -59,6 +59,8 @@ from affplan_ros.core.model.scene import (
     Scene,
     SceneObject,
 )
+from affplan_ros.core.planning.simulate import apply_step, initial_state, state_to_scene
+from affplan_ros.core.planning.task import build_task
 
 
 @dataclass
@@ -233,12 +235,6 @@ class Memory:
         they change is stamped ``at`` (default: now) as set by the robot or the person."""
         if not steps:
             return
-        from affplan_ros.core.planning.simulate import (
-            apply_step,
-            initial_state,
-            state_to_scene,
-        )
-        from affplan_ros.core.planning.task import build_task
 
         t = time.time() if at is None else at
         task = build_task(self.scene(), oam=oam, unknown_classes="warn")

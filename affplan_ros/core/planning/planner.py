@@ -36,9 +36,11 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Optional, Sequence
 
+from affplan_ros.core.knowledge.oam import load_oam
 from affplan_ros.core.model.scene import Scene
 from affplan_ros.core.planning.encoding import PDDL_CONFIG
 from affplan_ros.core.planning.pruning import prune_scene
+from affplan_ros.core.planning.simulate import validate_plan as symbolic
 from affplan_ros.core.planning.task import PlanningTask, build_task
 
 # Search configurations; {t} is the remaining time (Fast Downward's own limit on search).
@@ -392,7 +394,6 @@ def solve_task(task: PlanningTask, goal: Optional[Sequence[Sequence]] = None, *,
 def validate(task: PlanningTask, goal, steps: Sequence[tuple[str, Sequence[str]]],
              validator: str = "symbolic"):
     """(ok, cost, message) for a plan of ``(action, (actor, *args))`` steps on ``task``."""
-    from affplan_ros.core.planning.simulate import validate_plan as symbolic
     if validator == "symbolic":
         return symbolic(task, goal, steps)
     if validator == "up":
@@ -435,7 +436,6 @@ def plan_for_goal(scene: Scene, goal: Sequence[Sequence], *, mode: str = "optima
     """
     t0 = time.monotonic()
     if "oam" not in build_kwargs or build_kwargs["oam"] is None:
-        from affplan_ros.core.knowledge.oam import load_oam
         build_kwargs["oam"] = load_oam()
     full = build_task(scene, goal, **build_kwargs)
     opts = dict(mode=mode, split=split, validator=validator)

@@ -14,7 +14,8 @@ from typing import Iterable, Sequence
 from affplan_ros.core.errors import AffplanError
 from affplan_ros.core.goals.sexpr import parse_sexprs
 from affplan_ros.core.knowledge.capabilities import split_actor
-from affplan_ros.core.model.scene import Relation, Scene
+from affplan_ros.core.model.scene import Location, Relation, Scene
+from affplan_ros.core.planning.encoding import PDDL_CONFIG
 from affplan_ros.core.planning.task import PlanningTask
 
 Atom = tuple[str, ...]  # (predicate, arg, ...)
@@ -136,7 +137,6 @@ class _Mapped:
 def full_condition(cap) -> tuple:
     """The parsed precondition of ``cap`` with the guards the generated domain adds
     (the actor's capability, each parameter's affordance), and the parsed effect."""
-    from affplan_ros.core.planning.encoding import PDDL_CONFIG
     aff, can = PDDL_CONFIG["affordance_prefix"], PDDL_CONFIG["capability_prefix"]
     guards = [] if cap.environment else [f"({can}{cap.name} ?actor)"]
     guards += [f"({aff}{p.type} ?{p.name})" for p in cap.parameters
@@ -216,7 +216,6 @@ def state_to_scene(task: PlanningTask, state: Iterable[Atom]) -> Scene:
     scene.relations = sorted((Relation(a[0], tuple(inv.get(x, x) for x in a[1:]))
                               for a in state if a[0] in keep_preds),
                              key=lambda r: (r.predicate, r.args))
-    from affplan_ros.core.model.scene import Location
     members: dict[str, list[str]] = {}
     for a in state:
         if a[0] == "located":

@@ -5,6 +5,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Optional
 
+from affplan_ros.core.goals.sexpr import parse_sexprs
 from affplan_ros.core.knowledge.capabilities import (
     BUILTIN_TYPES,
 )
@@ -90,7 +91,6 @@ def split_capability(cap, *, split_above: int = 4, stage_arity: int = 3, max_sta
     split with the fewest ground actions; ``stage_charge``: relative price of each extra stage."""
     from itertools import permutations
 
-    from affplan_ros.core.goals.sexpr import parse_sexprs
 
     aff_prefix, cap_prefix = PDDL_CONFIG["affordance_prefix"], PDDL_CONFIG["capability_prefix"]
     params = ("?actor",) + tuple(f"?{p.name}" for p in cap.parameters)

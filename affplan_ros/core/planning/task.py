@@ -43,13 +43,17 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Iterable, Mapping, Optional, Sequence
 
-from affplan_ros.core.knowledge.affordances import AffordanceSet, load_affordances
+from affplan_ros.core.knowledge.affordances import DEFAULT_AFFORDANCES, AffordanceSet, load_affordances
 from affplan_ros.core.knowledge.capabilities import (
     BUILTIN_TYPES,
+    DEFAULT_AGENTS,
+    DEFAULT_CAPABILITIES,
     Agent,
     Capability,
     agents_for_scene,
+    load_agent_profiles,
     load_capabilities,
+    split_actor,
 )
 from affplan_ros.core.knowledge.oam import OamDatabase, UnknownClassError, load_oam
 from affplan_ros.core.model.predicates import (
@@ -270,7 +274,6 @@ class PlanningTask:
     def step_parts(self, action: str, args: Sequence[str]) -> tuple[str, tuple[str, ...]]:
         """(agent, parameters) of a capability step ``(action, *args)`` as the planner writes
         it; the agent is "" for environment capabilities, which have no actor."""
-        from affplan_ros.core.knowledge.capabilities import split_actor
         cap = self.capabilities.get(action)
         if cap is None:
             raise ValueError(f"unknown action {action!r}")
@@ -363,15 +366,9 @@ def build_task(scene: Scene, goal: Optional[Sequence[Sequence]] = None, *,
     ``predicates``: the predicate set (default: predicates.yaml), e.g. extended with
     properties learned from execution failures (``core/recovery``)."""
     oam = oam if oam is not None else load_oam()
-    from affplan_ros.core.knowledge.affordances import DEFAULT_AFFORDANCES
-    from affplan_ros.core.knowledge.capabilities import DEFAULT_CAPABILITIES
     caps = (dict(capabilities) if capabilities is not None
             else cached_default(load_capabilities, DEFAULT_CAPABILITIES))
     if agents is None:
-        from affplan_ros.core.knowledge.capabilities import (
-            DEFAULT_AGENTS,
-            load_agent_profiles,
-        )
         agents = agents_for_scene(scene, cached_default(load_agent_profiles, DEFAULT_AGENTS))
     agents = list(agents)
     affordances = (affordances if affordances is not None

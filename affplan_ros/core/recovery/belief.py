@@ -21,12 +21,15 @@ from affplan_ros.core.goals.sexpr import parse_sexpr, render_sexpr
 from affplan_ros.core.knowledge.capabilities import Agent, Capability, load_capabilities
 from affplan_ros.core.knowledge.oam import OamDatabase, load_oam
 from affplan_ros.core.model.predicates import PredicateDef, load_predicates
-from affplan_ros.core.model.scene import Scene
+from affplan_ros.core.model.records import Source, Stamp
+from affplan_ros.core.model.scene import Relation, Scene
+from affplan_ros.core.planning.planner import plan_for_goal
 from affplan_ros.core.planning.simulate import (
     Atom,
     apply_step,
     initial_state,
     state_to_scene,
+    validate_plan,
 )
 from affplan_ros.core.planning.task import PlanningTask, build_task
 
@@ -91,7 +94,6 @@ class Domain:
         return build_task(scene, goal, **self.build_kwargs())
 
     def plan(self, scene: Scene, goal, *, time_limit: float = 30.0, mode: str = "optimal"):
-        from affplan_ros.core.planning.planner import plan_for_goal
 
         return plan_for_goal(scene, goal, mode=mode, time_limit=time_limit, **self.build_kwargs())
 
@@ -201,7 +203,6 @@ class Belief:
     # -- queries -----------------------------------------------------------------------------
     def applicable(self, step) -> tuple[bool, str]:
         """Is the step's full precondition true in the belief? (ok, validator message)"""
-        from affplan_ros.core.planning.simulate import validate_plan
 
         task = self.task()
         ok, _cost, msg = validate_plan(task, [[]], [(step.action, tuple(task._map(a) for a in step.pddl_args))])
@@ -218,8 +219,6 @@ def observe_memory(memory, facts: Iterable[Literal]) -> list[str]:
     observed: an observed placement replaces the believed one (and the object's place in the
     location lists, which the planner's reachability then derives from what holds it); a
     negated fact is removed; facts about unknown objects are skipped. Returns what was applied."""
-    from affplan_ros.core.model.records import Source, Stamp
-    from affplan_ros.core.model.scene import Relation
 
     stamp = Stamp.now(Source.OBSERVATION)
     applied = []

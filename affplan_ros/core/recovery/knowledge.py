@@ -30,11 +30,13 @@ from typing import Iterable, Mapping, Optional, Sequence, Union
 
 from affplan_ros.core.errors import AffplanError
 from affplan_ros.core.files.state_files import locked, write_atomic
+from affplan_ros.core.goals.sexpr import render_sexpr
+from affplan_ros.core.knowledge.affordances import load_affordances
 from affplan_ros.core.knowledge.capabilities import BUILTIN_TYPES
 from affplan_ros.core.model.predicates import PredicateDef
 from affplan_ros.core.model.scene import Relation, Scene
 from affplan_ros.core.planning.encoding import PDDL_CONFIG
-from affplan_ros.core.planning.simulate import holds, substitute
+from affplan_ros.core.planning.simulate import holds, initial_state, substitute
 from affplan_ros.core.recovery.belief import Belief, Domain, parse_condition
 
 KNOWLEDGE_VERSION = 1
@@ -115,7 +117,6 @@ def types_fit(domain: Domain, have: str, want: str) -> bool:
 
 
 def _known_unary_types(domain: Domain) -> set[str]:
-    from affplan_ros.core.knowledge.affordances import load_affordances
 
     try:
         affs = set(load_affordances().names())
@@ -221,11 +222,9 @@ def explains_failure(belief: Belief, step, condition: str) -> tuple[bool, str]:
     binding = {f"?{p.name}": task._map(a) for p, a in zip(cap.parameters, step.args)}
     if step.agent:
         binding["?actor"] = task._map(step.agent)
-    from affplan_ros.core.planning.simulate import initial_state
 
     ground = substitute(parse_condition(condition), binding)
     if holds(ground, initial_state(task)):
-        from affplan_ros.core.goals.sexpr import render_sexpr
         return False, (f"{render_sexpr(ground)} holds in the state where {step} failed, so it cannot be "
                        f"why it failed")
     return True, ""

@@ -40,6 +40,7 @@ from affplan_ros.core.recovery.knowledge import (
     KnowledgeStore,
     LearnedPrecondition,
     LearnedProperty,
+    _known_unary_types,
     condition_problems,
     explains_failure,
     most_similar_property,
@@ -250,7 +251,6 @@ def predicates_prompt(domain: Domain) -> str:
         if p.internal and "(" in desc:  # "do not use this predicate (meaning)": goals only; preconditions may
             desc = desc[desc.index("(") + 1:desc.rindex(")")] + " (kept up to date by the actions)"
         lines.append("(" + " ".join([p.name] + [f"?{v} - {t}" for v, t in p.params]) + f") ; {desc}")
-    from affplan_ros.core.recovery.knowledge import _known_unary_types
 
     lines.append(f"({aff}<affordance or class> ?x) ; ?x has that affordance, e.g. ({aff}heat-resistance ?x); "
                  f"affordances and classes: {', '.join(sorted(_known_unary_types(domain)))}")

@@ -27,6 +27,7 @@ from enum import Enum
 from typing import Callable, Optional, Sequence
 
 from affplan_ros.core.agent.plan_tool import scene_relations_text, to_scene_names
+from affplan_ros.core.agent.tool_loop import clean_task
 from affplan_ros.core.goals.loop import (
     ChatModelError,
     GoalLoop,
@@ -40,7 +41,7 @@ from affplan_ros.core.model.scene import Scene
 from affplan_ros.core.planning.simulate import goal_satisfied, initial_state
 from affplan_ros.core.ports import ChatModel, Executor
 from affplan_ros.core.recovery.belief import Belief, Domain
-from affplan_ros.core.recovery.executive import RecoveringExecutor
+from affplan_ros.core.recovery.executive import RecoveringExecutor, RecoveryExecution
 from affplan_ros.core.recovery.feedback import FeedbackLevel, at_level, feedback_text
 from affplan_ros.core.recovery.grounding import (
     GroundingProvider,
@@ -55,6 +56,7 @@ from affplan_ros.core.recovery.lasp import (
     LLMUsage,
     PlanAttemptResult,
     RecoveryEnvironment,
+    Refinement,
     schema_text,
 )
 from affplan_ros.core.recovery.repair import MidLevelRepairer, load_rules
@@ -244,7 +246,6 @@ class RecoveryRunner:
         """Carry out ``task`` from ``scene`` (what the robot believes now). ``failed``: a
         (PlanStep, Failure) that has just happened (e.g. in the tool-selection loop's plan):
         learning starts from it instead of failing the same step again."""
-        from affplan_ros.core.agent.tool_loop import clean_task
 
         self._t0 = self.clock()
         res = RecoveryResult(RecoveryStop.COMPLETED)
@@ -321,7 +322,6 @@ class RecoveryRunner:
                 attempt = pending or self._plan(domain, belief, dnf, res)
                 pending = None
                 if not attempt.solved and lasp is not None and attempt.status == "unsolvable":
-                    from affplan_ros.core.recovery.lasp import Refinement
 
                     tmp = Refinement(False)
                     # called right away (dnf does not change meanwhile); bound explicitly all the same
@@ -452,7 +452,6 @@ class RecoveryRunner:
             history.append(f"adjust {c.argument}")
             domain, scene = self._ground(belief.domain, belief.scene, res)
             belief.domain, belief.scene = domain, scene
-            from affplan_ros.core.recovery.executive import RecoveryExecution
 
             return RecoveryExecution(True)
         run = rexec.execute([c.step])

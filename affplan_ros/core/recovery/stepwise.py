@@ -17,6 +17,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional, Protocol, Sequence
 
+from affplan_ros.core.goals.formula import Literal
 from affplan_ros.core.goals.loop import Message
 from affplan_ros.core.planning.planner import PlanStep
 from affplan_ros.core.planning.simulate import (
@@ -126,7 +127,6 @@ def parse_candidate(text: str, logprob: Optional[float], belief: Belief, goal=No
 
 
 def _mapped(lit, task):
-    from affplan_ros.core.goals.formula import Literal
 
     return Literal(lit.predicate, tuple(task._map(a) for a in lit.args), lit.negated)
 
