@@ -21,16 +21,21 @@ class DriverUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Pose:
-    """A pose in ``frame``: position (m) and yaw (rad); enough for base goals and top grasps."""
+    """A pose in ``frame``: position (m), yaw (rad) and a roll (rad) about the gripper's x axis
+    after the yaw; enough for base goals, top grasps and tilting a held container to pour."""
 
     x: float
     y: float
     z: float = 0.0
     yaw: float = 0.0
     frame: str = "map"
+    roll: float = 0.0
 
     def offset(self, dx: float = 0.0, dy: float = 0.0, dz: float = 0.0) -> "Pose":
-        return Pose(self.x + dx, self.y + dy, self.z + dz, self.yaw, self.frame)
+        return Pose(self.x + dx, self.y + dy, self.z + dz, self.yaw, self.frame, self.roll)
+
+    def tilted(self, roll: float) -> "Pose":
+        return Pose(self.x, self.y, self.z, self.yaw, self.frame, roll)
 
     def to_msg(self, stamp=None):
         import math
@@ -42,7 +47,11 @@ class Pose:
         if stamp is not None:
             msg.header.stamp = stamp
         msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = self.x, self.y, self.z
-        msg.pose.orientation.z, msg.pose.orientation.w = math.sin(self.yaw / 2), math.cos(self.yaw / 2)
+        # q = q_z(yaw) * q_x(roll)
+        cy, sy = math.cos(self.yaw / 2), math.sin(self.yaw / 2)
+        cr, sr = math.cos(self.roll / 2), math.sin(self.roll / 2)
+        o = msg.pose.orientation
+        o.w, o.x, o.y, o.z = cy * cr, cy * sr, sy * sr, sy * cr
         return msg
 
     @classmethod
@@ -51,8 +60,9 @@ class Pose:
 
         q = msg.pose.orientation
         yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
+        roll = math.atan2(2 * (q.w * q.x + q.y * q.z), 1 - 2 * (q.x * q.x + q.y * q.y))
         p = msg.pose.position
-        return cls(p.x, p.y, p.z, yaw, msg.header.frame_id or "map")
+        return cls(p.x, p.y, p.z, yaw, msg.header.frame_id or "map", roll)
 
 
 class Navigator(Protocol):

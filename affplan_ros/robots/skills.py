@@ -33,6 +33,7 @@ OPEN, CLOSED = 0.08, 0.0        # gripper positions (m)
 
 PARAMS = (
     Param("robot_name", "robot", "which robot this is (for messages)"),
+    Param("robot_agent", "robot0", "the robot's name in the plans (a handover to it is a receive)"),
     Param("hands", ["right"], "hands with a gripper, e.g. ['left', 'right']"),
     Param("arm_groups", ["arm"], "MoveIt planning group per hand, in the order of `hands`"),
     Param("ee_links", ["gripper_link"], "end-effector link per hand, in the order of `hands`"),
@@ -42,6 +43,10 @@ PARAMS = (
     Param("nav_timeout_s", 120.0, "time limit of one base motion, seconds"),
     Param("approach_height_m", 0.12, "pre-grasp / retreat height above an object"),
     Param("gripper_effort", 40.0, "gripper max effort when closing (N)"),
+    Param("pour_tilt_rad", 1.9, "how far a held container is tilted about the gripper's x axis to pour", above=0),
+    Param("pour_hold_s", 2.0, "how long the container stays tilted, seconds", minimum=0),
+    Param("wipe_stroke_m", 0.15, "half the length of one wiping stroke along x", above=0),
+    Param("wipe_strokes", 3, "strokes back and forth per wipe", minimum=1),
     Param("handover_pose", [0.6, 0.0, 1.0], "where to hold an object out to a person (x y z in the base frame)"),
     Param("base_frame", "base_link", "the robot base frame"),
     Param("skills_file", "", "PDDL action -> skill action mapping (default: config/skills.yaml)"),
@@ -50,6 +55,10 @@ PARAMS = (
 
 
 class RobotSkillsNode(Node):
+    # skill action type -> the method that moves the robot for it; the generic Skill has none
+    MOTIONS = {"Navigate": "_navigate", "Grasp": "_grasp", "Place": "_place", "Open": "_open", "Close": "_close",
+               "Handover": "_handover", "Pour": "_pour", "Wipe": "_wipe"}
+
     def __init__(self, drivers: Optional[Callable[["RobotSkillsNode"], tuple]] = None) -> None:
         """``drivers(node) -> (navigator, arm, gripper)``; default: Nav2, MoveIt, GripperCommand."""
         super().__init__("robot_skills")
@@ -57,6 +66,8 @@ class RobotSkillsNode(Node):
         self.robot_name, self.hands, self.nav_action = p.robot_name, list(p.hands), p.nav_action
         self.nav_timeout, self.approach, self.effort = p.nav_timeout_s, p.approach_height_m, p.gripper_effort
         self.base_frame, self.locations = p.base_frame, parse_locations(p.locations)
+        self.agent, self.pour_tilt, self.pour_hold = p.robot_agent, p.pour_tilt_rad, p.pour_hold_s
+        self.stroke, self.strokes = p.wipe_stroke_m, int(p.wipe_strokes)
         groups, links, grippers, handover = p.arm_groups, p.ee_links, p.gripper_actions, p.handover_pose
         if not len(self.hands) == len(groups) == len(links) == len(grippers):
             raise ValueError("hands, arm_groups, ee_links and gripper_actions need one entry per hand")
@@ -82,8 +93,7 @@ class RobotSkillsNode(Node):
             raise ValueError(f"{self.robot_name} backend: {exc}") from exc
         self.holding: dict[str, str] = {}       # hand -> object
         types = interface_types("action")
-        handlers = {"Navigate": self._navigate, "Grasp": self._grasp, "Place": self._place, "Open": self._open,
-                    "Close": self._close, "Handover": self._handover}
+        handlers = {skill: getattr(self, method) for skill, method in self.MOTIONS.items()}
         motion = MutuallyExclusiveCallbackGroup()  # one body: one motion at a time
         self._servers = [ActionServer(self, types[skill], self.skill_map.server(skill),
                                       execute_callback=partial(self._execute, types[skill], handlers.get(skill), skill),
@@ -229,17 +239,77 @@ class RobotSkillsNode(Node):
         return self._open(goal, cancel, pull=0.3)
 
     def _handover(self, goal, cancel) -> Optional[Failure]:
+        pose = Pose.from_msg(goal.handover_pose[0]) if goal.handover_pose else self.handover_pose
+        if goal.receiver == self.agent:  # receive_object: the person gives it to the robot
+            what = f"take {goal.object} from {goal.giver}"
+            hand = self._free_hand("")
+            if hand is None:
+                return Failure(FailureCode.PRECONDITION, what, f"{what} failed", f"no free hand ({self.holding})",
+                               "place what is held first", recoverable=True)
+            failure = self._steps(what, cancel,
+                                  lambda: self.gripper.command(hand, OPEN, self.effort, cancel),
+                                  lambda: self.arm.move_to(self.groups[hand], pose, self.links[hand], cancel),
+                                  lambda: self.gripper.command(hand, CLOSED, self.effort, cancel))
+            if failure is None:
+                self.holding[hand] = goal.object
+            return failure
         what = f"hand {goal.object} to {goal.receiver}"
         hand = self._hand_with(goal.object)
         if hand is None:
             return self._not_holding(goal.object, what)
-        pose = Pose.from_msg(goal.handover_pose[0]) if goal.handover_pose else self.handover_pose
         failure = self._steps(what, cancel,
                               lambda: self.arm.move_to(self.groups[hand], pose, self.links[hand], cancel),
                               lambda: self.gripper.command(hand, OPEN, self.effort, cancel))
         if failure is None:
             del self.holding[hand]
         return failure
+
+    def _pour(self, goal, cancel) -> Optional[Failure]:
+        """Hold the source over the target, tilt it, wait, tilt it back, lift (pour and fill)."""
+        what = f"pour {goal.liquid or 'from ' + goal.source} into {goal.target}"
+        hand = self._hand_with(goal.source)
+        if hand is None:
+            return self._not_holding(goal.source, what)
+        pose = self._pose(goal.target, goal.target_pose)
+        if pose is None:
+            return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"no pose for {goal.target}",
+                           "add it to object_poses")
+        group, link = self.groups[hand], self.links[hand]
+        above = pose.offset(dz=self.approach)
+        return self._steps(what, cancel,
+                           lambda: self.arm.move_to(group, above, link, cancel),
+                           lambda: self.arm.move_to(group, above.tilted(self.pour_tilt), link, cancel),
+                           lambda: self._hold(self.pour_hold, cancel),
+                           lambda: self.arm.move_to(group, above, link, cancel))
+
+    def _wipe(self, goal, cancel) -> Optional[Failure]:
+        """Strokes back and forth over the surface with the held tool, then lift it."""
+        what = f"wipe {goal.surface} with {goal.tool}"
+        hand = self._hand_with(goal.tool)
+        if hand is None:
+            return self._not_holding(goal.tool, what)
+        pose = self._pose(goal.surface, goal.surface_pose)
+        if pose is None:
+            return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"no pose for {goal.surface}",
+                           "add it to object_poses")
+        group, link = self.groups[hand], self.links[hand]
+        contact = pose.offset(dz=0.02)
+        strokes = [contact.offset(dx=sign * self.stroke) for _ in range(self.strokes) for sign in (1, -1)]
+        return self._steps(what, cancel,
+                           lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel),
+                           lambda: self.arm.move_to(group, contact, link, cancel),
+                           *[partial(self.arm.move_to, group, stroke, link, cancel) for stroke in strokes],
+                           lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel))
+
+    @staticmethod
+    def _hold(seconds: float, cancel) -> Optional[str]:
+        """Wait ``seconds`` (a cancel ends it at once)."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            if cancel():
+                return "canceled"
+            time.sleep(0.05)
+        return None
 
 
 def default_drivers(node: RobotSkillsNode, grippers: dict[str, str], group) -> tuple:

@@ -22,7 +22,7 @@ class FakeNavigator:
 
 class FakeArm:
     def move_to(self, group, pose, link, cancel):
-        log(driver="arm", group=group, link=link, z=round(pose.z, 3), x=round(pose.x, 3))
+        log(driver="arm", group=group, link=link, z=round(pose.z, 3), x=round(pose.x, 3), roll=round(pose.roll, 2))
         return None
 
 

@@ -89,12 +89,50 @@ def test_grasp_place_and_handover_move_arm_and_gripper(robot):
     assert not again.success and "does not hold apple0" in again.failure.why
 
 
+def test_pour_wipe_and_receive_move_arm_and_gripper(robot):
+    from affplan_ros.msg import FailureObservation
+
+    res = send("Pour", agent="robot0", source="cup0", target="table0", liquid="water0", location="table0")
+    assert not res.success and "does not hold cup0" in res.failure.why       # nothing held: nothing moves
+    n = len(robot.output)
+    assert send("Handover", giver="human0", receiver="robot0", object="cup0").success   # receive_object
+    got = calls(robot, n)
+    assert [c["driver"] for c in got] == ["gripper", "arm", "gripper"] and got[2]["position"] == 0.0
+    n = len(robot.output)
+    assert send("Pour", agent="robot0", source="cup0", target="table0", liquid="water0", location="table0").success
+    arm = [(c["z"], c["roll"]) for c in calls(robot, n) if c["driver"] == "arm"]
+    assert arm == [(0.87, 0.0), (0.87, 1.9), (0.87, 0.0)]        # over the target, tilted, upright again
+    n = len(robot.output)
+    assert send("Wipe", agent="robot0", tool="cup0", surface="table0", location="table0").success
+    xs = [c["x"] for c in calls(robot, n) if c["driver"] == "arm"]
+    assert xs == [1.2, 1.2] + [1.35, 1.05] * 3 + [1.2]              # down, three strokes each way, up
+    empty = send("Wipe", agent="robot0", tool="sponge0", surface="table0", location="table0")
+    assert not empty.success and empty.failure.code == FailureObservation.CODE_PRECONDITION
+    assert send("Place", agent="robot0", object="cup0", target="table0", relation="on", location="table0").success
+
+
 def test_a_skill_without_motion_fails_with_advice(robot):
     from affplan_ros.msg import FailureObservation
 
-    res = send("Pour", agent="robot0", source="cup0", target="bowl0", liquid="water0", location="table0")
+    res = send("Skill", agent="robot0", action="chop", arguments=["knife0", "apple0", "board0", "table0"])
     assert not res.success and res.failure.code == FailureObservation.CODE_INVALID
-    assert "no motion for Pour" in res.failure.why and "robot_capabilities" in res.failure.suggestion
+    assert "no motion for Skill" in res.failure.why and "robot_capabilities" in res.failure.suggestion
+
+
+@pytest.mark.parametrize("robot_config", ["tiago.yaml", "armar.yaml"])
+def test_every_capability_of_a_robot_config_has_a_motion(robot_config):
+    """What a robot config promises (robot_capabilities), its skill backend can do."""
+    import yaml
+
+    from affplan_ros.core.knowledge.skills import SkillMap
+    from affplan_ros.env import config_file
+    from affplan_ros.robots.skills import RobotSkillsNode
+
+    params = yaml.safe_load((CONFIG.parent / robot_config).read_text())["/**"]["ros__parameters"]
+    skills = SkillMap.from_file(config_file("skills.yaml", ""))
+    bound = {action: b.skill for action, b in skills.bindings.items()}   # unbound: the generic Skill
+    missing = [cap for cap in params["robot_capabilities"] if bound.get(cap, "Skill") not in RobotSkillsNode.MOTIONS]
+    assert missing == [], f"{robot_config}: no motion behind {missing}"
 
 
 def test_without_nav2_and_moveit_the_node_says_what_to_install():
