@@ -152,14 +152,19 @@ class SuiteClient:
             self._ready.add(key)
         return client
 
+    # How long a new command-line client waits to discover a server. A fresh DDS participant on a
+    # loaded 2-core computer (a suite just started, its nodes still loading) found the memory
+    # node's service only after more than 5 s once; found sooner, nothing waits.
+    DISCOVERY_S = 15.0
+
     def call(self, srv_type, relative: str, request, timeout: float = 10.0):
         """(response, "") or (None, why)."""
         from affplan_ros.nodes.base import call_service
 
-        client = self._client("service", srv_type, relative, min(timeout, 5.0))
+        client = self._client("service", srv_type, relative, max(timeout, self.DISCOVERY_S))
         if client is None:
             return None, f"no service answers at {self.name(relative)}"
-        return call_service(client, request, timeout, wait_s=min(timeout, 5.0), node=self.node)
+        return call_service(client, request, timeout, wait_s=max(timeout, self.DISCOVERY_S), node=self.node)
 
     def run_task(self, task: str, say: Transcript, *, person: Optional[Person] = None, plan_only: bool = False,
                  max_rounds: int = 0, timeout: float = 600.0, wait_s: float = 5.0,
