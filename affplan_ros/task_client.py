@@ -167,7 +167,7 @@ class SuiteClient:
         return call_service(client, request, timeout, wait_s=max(timeout, self.DISCOVERY_S), node=self.node)
 
     def run_task(self, task: str, say: Transcript, *, person: Optional[Person] = None, plan_only: bool = False,
-                 max_rounds: int = 0, timeout: float = 600.0, wait_s: float = 5.0,
+                 max_rounds: int = 0, timeout: float = 600.0, wait_s: float = DISCOVERY_S,
                  interrupted: Callable[[], bool] = lambda: False) -> Optional[TaskOutcome]:
         """Send ``task`` and print its progress; None (after saying why) when no suite answers."""
         from affplan_ros.action import ExecuteTask
