@@ -82,6 +82,7 @@ class ExecutorNode(Node):
         # ExecutePlan callback (in another group) waits on them.
         self._client_group = ReentrantCallbackGroup()
         self._action_types = interface_types("action")
+        self._skill_seen: set[str] = set()   # skill types whose server this node has used
         self._skill_clients = {
             skill: ActionClient(self, self._action_types[skill], self.skill_map.server(skill),
                                 callback_group=self._client_group)
@@ -192,6 +193,12 @@ class ExecutorNode(Node):
             return Failure(FailureCode.UNAVAILABLE, text, f"{text} could not start",
                            f"no skill server answers at {absolute_name(self, call.server)}",
                            "start the robot's skill servers (or the simulated world) and retry")
+        if call.skill not in self._skill_seen:
+            # Seen for the first time: the server may not have discovered us yet, and a goal it
+            # never receives is lost without a word (a step then timed out in a fresh-clone run).
+            # A goal is never sent twice (a robot would do the step twice): the server gets a moment.
+            time.sleep(1.0)
+            self._skill_seen.add(call.skill)
         deadline = time.monotonic() + timeout
         cancel_requested = lambda: goal_handle.is_cancel_requested  # noqa: E731
         sent = FutureWait(client.send_goal_async(goal))
