@@ -176,8 +176,7 @@ class RobotSkillsNode(Node):
         what = f"grasp {goal.object}"
         hand = self._free_hand(goal.hand)
         if hand is None:
-            return Failure(FailureCode.PRECONDITION, what, f"{what} failed", f"no free hand ({self.holding})",
-                           "place what is held first", recoverable=True)
+            return self._no_free_hand(what)
         pose = self._pose(goal.object, goal.object_pose) or self.object_poses.get(goal.support)
         if pose is None:
             return Failure(FailureCode.NOT_FOUND, what, f"{what} failed",
@@ -194,6 +193,14 @@ class RobotSkillsNode(Node):
             self.holding[hand] = goal.object
         return failure
 
+    def _no_free_hand(self, what: str) -> Failure:
+        return Failure(FailureCode.PRECONDITION, what, f"{what} failed", f"no free hand ({self.holding})",
+                       "place what is held first", recoverable=True)
+
+    @staticmethod
+    def _no_pose(what: str, name: str) -> Failure:
+        return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"no pose for {name}", "add it to object_poses")
+
     def _not_holding(self, obj: str, what: str) -> Failure:
         return Failure(FailureCode.PRECONDITION, what, f"{what} failed", f"{self.robot_name} does not hold {obj}",
                        f"grasp {obj} first", recoverable=True)
@@ -205,8 +212,7 @@ class RobotSkillsNode(Node):
             return self._not_holding(goal.object, what)
         pose = self._pose(goal.target, goal.target_pose)
         if pose is None:
-            return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"no pose for {goal.target}",
-                           "add it to object_poses")
+            return self._no_pose(what, goal.target)
         group, link = self.groups[hand], self.links[hand]
         failure = self._steps(what, cancel,
                               lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel),
@@ -244,8 +250,7 @@ class RobotSkillsNode(Node):
             what = f"take {goal.object} from {goal.giver}"
             hand = self._free_hand("")
             if hand is None:
-                return Failure(FailureCode.PRECONDITION, what, f"{what} failed", f"no free hand ({self.holding})",
-                               "place what is held first", recoverable=True)
+                return self._no_free_hand(what)
             failure = self._steps(what, cancel,
                                   lambda: self.gripper.command(hand, OPEN, self.effort, cancel),
                                   lambda: self.arm.move_to(self.groups[hand], pose, self.links[hand], cancel),
@@ -272,8 +277,7 @@ class RobotSkillsNode(Node):
             return self._not_holding(goal.source, what)
         pose = self._pose(goal.target, goal.target_pose)
         if pose is None:
-            return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"no pose for {goal.target}",
-                           "add it to object_poses")
+            return self._no_pose(what, goal.target)
         group, link = self.groups[hand], self.links[hand]
         above = pose.offset(dz=self.approach)
         return self._steps(what, cancel,
@@ -290,8 +294,7 @@ class RobotSkillsNode(Node):
             return self._not_holding(goal.tool, what)
         pose = self._pose(goal.surface, goal.surface_pose)
         if pose is None:
-            return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"no pose for {goal.surface}",
-                           "add it to object_poses")
+            return self._no_pose(what, goal.surface)
         group, link = self.groups[hand], self.links[hand]
         contact = pose.offset(dz=0.02)
         strokes = [contact.offset(dx=sign * self.stroke) for _ in range(self.strokes) for sign in (1, -1)]
