@@ -48,35 +48,3 @@ ChildProcess = NodeProcess
 
 def python_script(path: Path, *args: str) -> list[str]:
     return [sys.executable, str(path), *args]
-
-
-def remove_stale_fastdds_shm(min_age_s: float = 60.0, shm: Path = Path("/dev/shm")) -> list[str]:
-    """Remove Fast DDS shared-memory files (ports, their mutexes, segments) that no process has
-    mapped or open, that are ours and untouched for ``min_age_s``: participants killed earlier on
-    this machine leave them behind (527 were found once), and a new participant that reuses a
-    stale port of the same domain and index may never receive. Fast DDS cleans only its own
-    files on a clean exit; its `fastdds shm clean` tool is part of the ROS CLI we do not have."""
-    if not shm.is_dir():
-        return []
-    in_use: set[str] = set()
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            in_use.update(line.split(maxsplit=5)[-1].strip() for line in (proc / "maps").read_text().splitlines()
-                          if "/dev/shm/" in line)
-            in_use.update(os.readlink(fd) for fd in (proc / "fd").iterdir())
-        except OSError:
-            continue  # gone meanwhile, or not ours to read
-    removed, now = [], time.time()
-    for path in shm.iterdir():
-        if not any(tag in path.name for tag in ("fastrtps", "fastdds")) or str(path) in in_use:
-            continue
-        try:
-            info = path.lstat()
-            if info.st_uid == os.getuid() and now - info.st_mtime > min_age_s:
-                path.unlink()
-                removed.append(path.name)
-        except OSError:
-            continue
-    return removed

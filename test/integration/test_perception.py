@@ -12,25 +12,24 @@ import yaml
 pytestmark = pytest.mark.ros
 
 NS = "/affplan"
+CAMERA_TRANSPORT = "UDPv4?sockets_size=4194304"
 
 
 @pytest.fixture(autouse=True, scope="module")
 def camera_transport():
-    """Camera frames (1-2 MB a frame, best effort, as cameras publish) go over Fast DDS's
-    LARGE_DATA transport (TCP and shared memory for data), as a robot computer should carry
-    them. Over UDP alone (what the other modules use, see conftest) a loaded machine dropped a
-    fragment of nearly every frame: the first test took 42 s idle and saw no frame in 90 s in a
-    fresh-clone CI run; with LARGE_DATA it takes 7-11 s with both cores busy. Nothing in this
-    module is SIGKILLed and the domain is the module's own: no shared-memory segment is left
-    for another test."""
+    """Camera frames (1-2 MB a frame, best effort, as cameras publish) go over UDP on localhost,
+    as every other module's messages do, with socket buffers of 4 MB (Fast DDS's builtin
+    transport option ``sockets_size``). A frame is sent as a burst of 64 KB datagrams; with the
+    system's default receive buffer (208 KB here) a receiver busy for a moment overflowed it and
+    lost a fragment of nearly every frame (42 s to the first frame, once none in 90 s). The
+    shared-memory + TCP transport (``LARGE_DATA``) used before carried frames too, but once in
+    about ten fresh-clone runs stopped delivering them for 60 s, unexplained; UDP has no
+    segments or connections left behind by earlier processes. The kernel caps the size at
+    net.core.rmem_max (4 MB on this machine kind; a smaller cap is used silently)."""
     import os
 
-    from ros_support import remove_stale_fastdds_shm
-
-    # A fresh-clone run once saw no frame in 90 s with 527 stale Fast DDS files in /dev/shm.
-    remove_stale_fastdds_shm()
     before = os.environ.get("FASTDDS_BUILTIN_TRANSPORTS")
-    os.environ["FASTDDS_BUILTIN_TRANSPORTS"] = "LARGE_DATA"
+    os.environ["FASTDDS_BUILTIN_TRANSPORTS"] = CAMERA_TRANSPORT
     yield
     if before is None:
         os.environ.pop("FASTDDS_BUILTIN_TRANSPORTS", None)
