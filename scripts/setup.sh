@@ -59,13 +59,13 @@ PIP=("$PY" -m pip install -q --disable-pip-version-check)
 
 # 3. Python dependencies, pinned by requirements/lock.txt.
 next
-req_files=(requirements/ros.txt requirements/core.txt requirements/test.txt)
+req_files=(requirements/ros.txt requirements/core.txt requirements/physics.txt requirements/test.txt)
 [ "$PERCEPTION" = "1" ] && req_files+=(requirements/perception.txt)
 fp=$(cd "$ROOT" && fingerprint "${req_files[@]}" requirements/lock.txt; echo "$PERCEPTION")
 if fresh deps "$fp"; then
   say "Python dependencies up to date"
 else
-  say "installing Python dependencies (ROS 2 wheels, planning, Prolog, LLM client$([ "$PERCEPTION" = 1 ] && echo ', torch + ultralytics'))"
+  say "installing Python dependencies (ROS 2 wheels, planning, Prolog, LLM client, MuJoCo$([ "$PERCEPTION" = 1 ] && echo ', torch + ultralytics'))"
   args=()
   for f in "${req_files[@]}"; do args+=(-r "$ROOT/$f"); done
   # pip prints harmless warnings about local mirrors; keep only real errors visible.

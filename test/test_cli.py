@@ -56,7 +56,7 @@ def bench_parser(name: str):
 
 def test_the_bench_subcommands_are_the_frames_list(capsys):
     assert BENCHMARKS == ["plan", "scale", "autogptp", "alternative", "oam", "perception", "recovery", "tokens",
-                          "faults"]
+                          "faults", "physics"]
     assert {path[1] for path in SUBCOMMANDS if path[0] == "bench" and len(path) == 2} == set(BENCHMARKS)
     with pytest.raises(SystemExit):
         main(["bench", "--help"])
@@ -76,7 +76,7 @@ JOBS = [name for name in BENCHMARKS if "--jobs" in bench_parser(name)._option_st
 
 
 def test_the_benchmarks_with_cases_take_jobs():
-    assert JOBS == ["plan", "autogptp", "alternative", "oam", "recovery"]
+    assert JOBS == ["plan", "autogptp", "alternative", "oam", "recovery", "physics"]
     assert build_parser().parse_args(["bench", "plan", "--jobs", "3"]).jobs == 3
     assert build_parser().parse_args(["bench", "oam"]).jobs == 1      # threads, one by default
     assert build_parser().parse_args(["bench", "plan"]).jobs is None  # the benchmark's default

@@ -712,7 +712,7 @@ def oam_corrections() -> dict[str, str]:
 
 def _excused(evidence: Optional[str]) -> bool:
     """A documented cause outside this system's goal/plan pipeline (not, e.g., planner speed)."""
-    return bool(evidence) and evidence.startswith(("domain gap", "OAM data", "data"))
+    return bool(evidence) and evidence.startswith(("domain gap", "OAM data", "data", "physics"))
 
 
 def write_plot(report: dict, path: Path) -> None:

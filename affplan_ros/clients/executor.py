@@ -6,7 +6,7 @@ import time
 
 from affplan_ros.action import ExecutePlan
 from affplan_ros.core.agent.approval import ApprovalMode
-from affplan_ros.core.agent.execution import ExecutionResult, ExploreResult
+from affplan_ros.core.agent.execution import ExecutionResult, ExploreResult, closed_container_to_open
 from affplan_ros.core.model.failure import Failure, FailureCode
 from affplan_ros.core.planning.planner import PlanStep
 from affplan_ros.msg import Plan
@@ -103,6 +103,24 @@ class RosExecutor:
             moved = self.execute([PlanStep("move", (here or "", location), node.robot)])
             if not moved.success:
                 return ExploreResult(False, failure=moved.failure)
+        seen = self._look(location)
+        if not seen.success:
+            return seen
+        step, note = closed_container_to_open(seen.observation, location, node.robot)
+        if step is not None:
+            # A camera does not see through a door: open it (a plan step like any other, so it
+            # can fail, e.g. with a full hand), then look again.
+            opened = self.execute([step])
+            if not opened.success:
+                why = opened.failure.why if opened.failure is not None else "it did not open"
+                return ExploreResult(True, seen.observation, cost=1.0, note=f"{note}: {why}")
+            again = self._look(location)
+            if again.success:
+                return ExploreResult(True, again.observation, cost=2.0)
+        return ExploreResult(True, seen.observation, cost=1.0)
+
+    def _look(self, location: str) -> ExploreResult:
+        run, node = self.run, self.run.node
         got, error = call_service(node.calls["observe"], Observe.Request(location=location), 30.0,
                                   stop=run.canceled, wait_s=node.server_wait, node=node)
         if got is None or not got.success:
@@ -114,4 +132,4 @@ class RosExecutor:
         if problems:  # what the camera node answered cannot be believed: nothing of it enters memory
             return ExploreResult(False, failure=Failure(FailureCode.INVALID, f"observe {location}",
                                                         f"the view of {location} was malformed", problems[0]))
-        return ExploreResult(True, observation, cost=1.0)
+        return ExploreResult(True, observation)

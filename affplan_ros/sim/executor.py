@@ -19,6 +19,7 @@ from affplan_ros.core.agent.execution import (
     HumanRequest,
     StepOutcome,
     ask_human,
+    closed_container_to_open,
     human_failure,
     human_step_text,
 )
@@ -37,7 +38,45 @@ def always_help(request: HumanRequest, timeout_s: float) -> bool:
     return True
 
 
-class SimulatedExecutor:
+class ScenarioViews:
+    """What the simulated executors (this symbolic one and the physics world's) share: the record
+    of a scene object, and the robot's memory at the start of a scenario built from their views.
+    A subclass has ``scene``, ``oam``, ``robot``, ``observe(location, see_inside_closed=)`` and
+    ``location_of_robot()``."""
+
+    scene: Scene
+    oam: object
+    robot: str
+
+    def _record(self, name: str) -> ObjectRecord:
+        obj = self.scene.objects[name]
+        oam_affs = (self.oam.affordances_of(obj.class_name)
+                    if self.oam is not None and obj.class_name in self.oam else ())
+        affs = obj.affordances or oam_affs
+        return ObjectRecord(name, obj.class_name, obj.instance, tuple(sorted(affs)))
+
+    def initial_memory(self, explored: Union[str, Iterable[str], None] = "all") -> Memory:
+        """The robot's memory at the start of a scenario: every agent, the robot's place,
+        every location name, and what is at the explored ones (``"all"``: everything)."""
+        mem = Memory()
+        for name in self.scene.agents:
+            mem.objects[name] = self._record(name)
+        for name in self.scene.locations:
+            mem.add_location(name)
+        names = list(self.scene.locations) if explored in (None, "all") else (
+            [explored] if isinstance(explored, str) else list(explored))
+        for name in names:
+            if name not in self.scene.locations:
+                raise ValueError(f"explored location {name!r} is not a location of {self.scene.source}")
+            mem.merge(self.observe(name, see_inside_closed=True))
+        here = self.location_of_robot()
+        if here is not None:
+            mem.add_location(here)
+            mem.set_agent_location(self.robot, here)
+        return mem
+
+
+class SimulatedExecutor(ScenarioViews):
     """Explores and executes on a ground-truth world; counts the cost of what it did."""
 
     def __init__(self, scene: Scene, *, oam=None, agents=None, robot: str = "robot0",
@@ -68,25 +107,25 @@ class SimulatedExecutor:
                 return self._inv(atom[2])
         return None
 
-    def _record(self, name: str) -> ObjectRecord:
-        obj = self.scene.objects[name]
-        oam_affs = (self.oam.affordances_of(obj.class_name)
-                    if self.oam is not None and obj.class_name in self.oam else ())
-        affs = obj.affordances or oam_affs
-        return ObjectRecord(name, obj.class_name, obj.instance, tuple(sorted(affs)))
-
-    def observe(self, location: str) -> Observation:
+    def observe(self, location: str, *, see_inside_closed: bool = False) -> Observation:
         """What the robot sees at ``location`` now: the objects reachable there (the place's
         own object, agents standing there), what they hold and what stands on or in them,
-        and the relations among these."""
+        and the relations among these. A camera does not see through a door: what is in a
+        closed container (and what is on or in that) is left out, unless ``see_inside_closed``
+        (what the robot was told, not what it saw: the memory a scenario starts with)."""
         loc = self.task._map(location)
         state = [tuple(self._inv(x) for x in a) for a in self.world.state]
+        closed = {a[1] for a in state if a[0] == "closed" and len(a) == 2}
+        behind_doors = set() if see_inside_closed else {a[1] for a in state if a[0] == "in" and a[2] in closed}
         here = {a[1] for a in self.world.state if a[0] in ("located", "at") and a[2] == loc}
         here = {self._inv(n) for n in here} | ({location} if location in self.scene.objects else set())
+        holders = {a[1]: a[2] for a in state if a[0] in ("on", "in", "liquid_in", "inhand") and len(a) == 3}
+        here = {o for o in here if not _inside(o, behind_doors, holders)}
         grown = True
         while grown:  # what is on, in or held by something seen is seen too
             more = {a[1] for a in state if a[0] in ("on", "in", "liquid_in") and a[2] in here}
             more |= {a[1] for a in state if a[0] == "inhand" and a[2] in here}
+            more -= behind_doors
             grown = bool(more - here)
             here |= more
         here &= set(self.scene.objects)
@@ -94,26 +133,6 @@ class SimulatedExecutor:
         rels = sorted({Relation(a[0], a[1:]) for a in state if a[0] in keep and len(a) > 1
                        and all(x in here or x == location for x in a[1:])}, key=lambda r: (r.predicate, r.args))
         return Observation(tuple(self._record(n) for n in sorted(here)), tuple(rels), location)
-
-    def initial_memory(self, explored: Union[str, Iterable[str], None] = "all") -> Memory:
-        """The robot's memory at the start of a scenario: every agent, the robot's place,
-        every location name, and what is at the explored ones (``"all"``: everything)."""
-        mem = Memory()
-        for name in self.scene.agents:
-            mem.objects[name] = self._record(name)
-        for name in self.scene.locations:
-            mem.add_location(name)
-        names = list(self.scene.locations) if explored in (None, "all") else (
-            [explored] if isinstance(explored, str) else list(explored))
-        for name in names:
-            if name not in self.scene.locations:
-                raise ValueError(f"explored location {name!r} is not a location of {self.scene.source}")
-            mem.merge(self.observe(name))
-        here = self.location_of_robot()
-        if here is not None:
-            mem.add_location(here)
-            mem.set_agent_location(self.robot, here)
-        return mem
 
     # -- Executor protocol -------------------------------------------------------------------
     def explore(self, location: str) -> ExploreResult:
@@ -128,7 +147,20 @@ class SimulatedExecutor:
                 return ExploreResult(False, failure=out.failure)
             cost = self._costs.get(self.robot, 1.0)
             self.move_cost += cost
-        return ExploreResult(True, self.observe(location), cost=cost)
+        seen = self.observe(location)
+        step, note = closed_container_to_open(seen, location, self.robot)
+        if step is not None:
+            # The camera cannot see inside a closed container: open it first, a step that can
+            # fail (a full hand) like any other; if it does, say so with what was seen outside.
+            out = self.world.execute([(step.action, step.agent, tuple(step.args))])
+            if out.success:
+                cost += self._costs.get(self.robot, 1.0)
+                self.move_cost += self._costs.get(self.robot, 1.0)
+                self.executed.append(" ".join((step.action, step.agent, *step.args)))
+                seen, note = self.observe(location), ""
+            else:
+                note += f": {out.failure.why if out.failure is not None else 'it did not open'}"
+        return ExploreResult(True, seen, cost=cost, note=note)
 
     def execute(self, plan: Sequence) -> ExecutionResult:
         result = ExecutionResult(True)
@@ -174,3 +206,15 @@ class SimulatedExecutor:
                   for c in dnf]
         return goal_satisfied(self.world.state, mapped) is not None
 
+
+def _inside(obj: str, enclosed: set[str], holders: dict[str, str]) -> bool:
+    """Whether ``obj`` is one of ``enclosed`` or stands on / lies in one of them (any depth)."""
+    seen: set[str] = set()
+    while obj not in seen:
+        if obj in enclosed:
+            return True
+        seen.add(obj)
+        if obj not in holders:
+            return False
+        obj = holders[obj]
+    return False

@@ -128,7 +128,7 @@ class SimWorld:
         elif head == "=":
             if (expr[1] == expr[2]) == negated:
                 yield (negated, tuple(expr))
-        elif (tuple(expr) in self.state) == negated:
+        elif holds(expr, self.state) == negated:  # holds() also derives free and enclosed
             yield (negated, tuple(expr))
 
     def _failure(self, text: str, problem) -> Failure:

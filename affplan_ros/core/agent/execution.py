@@ -17,6 +17,7 @@ from typing import Callable, Optional, Sequence
 
 from affplan_ros.core.model.failure import Failure, FailureCode
 from affplan_ros.core.model.records import Observation
+from affplan_ros.core.planning.planner import PlanStep
 
 
 class HumanAnswer(str, Enum):
@@ -105,7 +106,19 @@ class ExploreResult:
     success: bool
     observation: Observation = field(default_factory=Observation)
     failure: Optional[Failure] = None
-    cost: float = 0.0      # cost of the moves made to get there
+    cost: float = 0.0      # cost of the moves (and of opening a closed container) made to look
+    note: str = ""         # what could not be seen, and why (a closed container that stayed shut)
+
+
+def closed_container_to_open(seen: Observation, location: str, robot: str) -> tuple[Optional[PlanStep], str]:
+    """The step that lets a camera look into ``location`` when the view shows a closed container
+    there (the refrigerator's door), and the note to give if that step is not taken or fails;
+    (None, "") when there is nothing to open."""
+    closed = any(r.predicate == "closed" and tuple(r.args) == (location,) for r in seen.relations)
+    record = next((o for o in seen.objects if o.name == location), None)
+    if not closed or record is None or "contain" not in record.affordances:
+        return None, ""
+    return PlanStep("open", (location, location), robot), f"could not look inside the closed {location}"
 
 
 def human_step_text(action: str, agent: str, args: Sequence[str], description: str = "",

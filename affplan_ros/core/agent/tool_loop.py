@@ -351,7 +351,8 @@ class ToolSelectionLoop:
                 return False
             memory.merge(got.observation)
             found = [o.name for o in got.observation.objects if not o.is_agent and o.name != call.argument]
-            rec.result = (f"Explored {call.argument}: found {', '.join(found) if found else 'nothing new'}")
+            rec.result = (f"Explored {call.argument}: found {', '.join(found) if found else 'nothing new'}"
+                          + (f"; {got.note}" if got.note else ""))
             return False
         if call.tool is Tool.SUGGEST_ALTERNATIVE:
             self._suggest(call.argument, task, memory, rec)

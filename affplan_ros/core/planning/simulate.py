@@ -15,6 +15,7 @@ from affplan_ros.core.errors import AffplanError
 from affplan_ros.core.goals.sexpr import parse_sexprs
 from affplan_ros.core.knowledge.capabilities import split_actor
 from affplan_ros.core.model.scene import Location, Relation, Scene
+from affplan_ros.core.planning.derived import ENCLOSED, FREE, LOOSE, NOT_ON
 from affplan_ros.core.planning.encoding import PDDL_CONFIG
 from affplan_ros.core.planning.task import PlanningTask
 
@@ -35,8 +36,8 @@ class SimulationResult:
 def initial_state(task: PlanningTask) -> set[Atom]:
     state = set()
     for fact in task.init:
-        if fact.startswith("(="):
-            continue
+        if fact.startswith("(=") or fact.startswith((f"({NOT_ON} ", f"({LOOSE} ")):
+            continue  # numbers; the compiled derived predicates' bookkeeping (derived here)
         state.add(tuple(fact.strip("()").split()))
     return state
 
@@ -57,6 +58,11 @@ def holds(expr, state: set[Atom]) -> bool:
         return not holds(expr[1], state)
     if head == "=":
         return expr[1] == expr[2]
+    # Derived predicates (compiled into fluents for the planner only, derived.py).
+    if head == FREE:  # nothing stands on it
+        return not any(a[0] == "on" and len(a) == 3 and a[2] == expr[1] for a in state)
+    if head == ENCLOSED:  # inside a closed container
+        return any(a[0] == "in" and len(a) == 3 and a[1] == expr[1] and ("closed", a[2]) in state for a in state)
     return tuple(expr) in state
 
 

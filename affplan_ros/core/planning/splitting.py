@@ -62,8 +62,11 @@ def _sx(e) -> str:
 
 
 def _vars_of(e) -> frozenset:
+    """The free variables of ``e`` (those an exists/forall binds are its own, not a parameter's)."""
     if isinstance(e, str):
         return frozenset({e}) if e.startswith("?") else frozenset()
+    if e and e[0] in ("exists", "forall") and len(e) == 3 and isinstance(e[1], tuple):
+        return _vars_of(e[2]) - _vars_of(e[1])
     return frozenset().union(*(_vars_of(x) for x in e)) if e else frozenset()
 
 

@@ -39,7 +39,7 @@ splitting.py.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Iterable, Mapping, Optional, Sequence
 
@@ -56,6 +56,7 @@ from affplan_ros.core.knowledge.capabilities import (
     split_actor,
 )
 from affplan_ros.core.knowledge.oam import OamDatabase, UnknownClassError, load_oam
+from affplan_ros.core.knowledge.objects import DEFAULT_OBJECTS, ObjectTable, load_object_table
 from affplan_ros.core.model.predicates import (
     DEFAULT_PREDICATES,
     PredicateDef,
@@ -63,6 +64,7 @@ from affplan_ros.core.model.predicates import (
 )
 from affplan_ros.core.model.scene import Scene
 from affplan_ros.core.model.signature import Signature
+from affplan_ros.core.planning.derived import compile_derived
 from affplan_ros.core.planning.encoding import (
     PDDL_CONFIG,
     PDDL_RESERVED,
@@ -111,6 +113,12 @@ class PlanningTask:
     split_min_total: int = 60000
     warnings: list[str] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)  # scene name -> pddl name
+    # Objects the domain's actions name (the compiled `free`, see derived.py): :constants of the
+    # domain, left out of the problem's :objects.
+    domain_constants: frozenset[str] = frozenset()
+    # The capabilities as the PDDL writes them (``free`` compiled, derived.py); ``capabilities``
+    # above are the source, what plans, skills and the simulation speak.
+    compiled_capabilities: dict[str, Capability] = field(default_factory=dict)
 
     # -- text ----------------------------------------------------------------------------
     def domain_pddl(self, goal_actions: Optional[Sequence[Sequence]] = None, *, split: bool = False) -> str:
@@ -143,13 +151,12 @@ class PlanningTask:
                     actions.append(_add_precondition(text, f"({SPLIT_IDLE})"))
         else:
             actions = list(self.actions.values())
-        constants = ""
+        # Objects named in the goal actions must be domain constants too (and are then left
+        # out of the problem's :objects, see problem_pddl(goal_flag=True)).
+        consts = sorted(self.domain_constants | (self.goal_constants(goal_actions) if goal_actions else set()))
+        constants = ("  (:constants\n    " + "\n    ".join(
+            f"{o} - {self.object_types[o]}" for o in consts) + ")\n") if consts else ""
         if goal_actions:
-            # Objects named in the goal actions must be domain constants (and are then left
-            # out of the problem's :objects, see problem_pddl(goal_flag=True)).
-            consts = sorted(self.goal_constants(goal_actions))
-            constants = ("  (:constants\n    " + "\n    ".join(
-                f"{o} - {self.object_types[o]}" for o in consts) + ")\n")
             flag = PDDL_CONFIG["goal_flag"]
             preds.append(f"    ({flag})")
             for i, c in enumerate(goal_actions):
@@ -185,7 +192,7 @@ class PlanningTask:
 
     def problem_without_goal(self, name: str = "task", exclude: Iterable[str] = (),
                              extra_init: Iterable[str] = ()) -> str:
-        exclude = set(exclude)
+        exclude = set(exclude) | self.domain_constants
         objs = "\n    ".join(f"{o} - {t}" for o, t in sorted(self.object_types.items())
                               if o not in exclude)
         init = "\n    ".join([*self.init, *extra_init])
@@ -210,7 +217,7 @@ class PlanningTask:
         out: dict[str, SplitAction] = {}
         if sum(self.estimated_groundings(c) for c in self.capabilities.values()) < self.split_min_total:
             return out
-        for cap in self.capabilities.values():
+        for cap in (self.compiled_capabilities or self.capabilities).values():
             if cap.environment:  # low arity by design; split_capability assumes an actor
                 continue
             # Splitting has a fixed price (the translator's invariant synthesis grows with
@@ -361,10 +368,12 @@ def build_task(scene: Scene, goal: Optional[Sequence[Sequence]] = None, *,
                agents: Optional[Sequence[Agent]] = None,
                affordances: Optional[AffordanceSet] = None,
                unknown_classes: str = "error",
-               predicates: Optional[Mapping[str, PredicateDef]] = None) -> PlanningTask:
+               predicates: Optional[Mapping[str, PredicateDef]] = None,
+               objects: Optional[ObjectTable] = None) -> PlanningTask:
     """Generate the domain and problem for ``scene`` (and ``goal``, a DNF, if given).
     ``predicates``: the predicate set (default: predicates.yaml), e.g. extended with
-    properties learned from execution failures (``core/recovery``)."""
+    properties learned from execution failures (``core/recovery``); ``objects``: sizes per
+    class for ``fits`` (default: knowledge/data/objects.yaml)."""
     oam = oam if oam is not None else load_oam()
     caps = (dict(capabilities) if capabilities is not None
             else cached_default(load_capabilities, DEFAULT_CAPABILITIES))
@@ -412,9 +421,16 @@ def build_task(scene: Scene, goal: Optional[Sequence[Sequence]] = None, *,
             object_types[names[loc]] = "location"
 
     # ---- actions ---------------------------------------------------------------------
+    # Derived predicates (`free`, `enclosed`) as fluents (derived.py); the task keeps the source
+    # capabilities too, which is what plans, skills and the simulation speak.
+    derived = compile_derived(caps, {names[n]: a for n, a in affs.items()},
+                              {(r.predicate, *(names.get(a, a) for a in r.args)) for r in scene.relations},
+                              aff_prefix)
+    if derived.predicates:
+        predicates = {**predicates, **{p.name: p for p in derived.predicates}}
     used_affs: set[str] = set()
     actions: dict[str, str] = {}
-    for cap in caps.values():
+    for cap in derived.capabilities.values():
         # Environment capabilities have no actor and cost nothing (see capabilities.py).
         params = [] if cap.environment else ["?actor - actor"]
         guards = [] if cap.environment else [f"({cap_prefix}{cap.name} ?actor)"]
@@ -500,6 +516,12 @@ def build_task(scene: Scene, goal: Optional[Sequence[Sequence]] = None, *,
         if any(f[0] == "inhand" and f[2] == a.name for f in facts if len(f) == 3):
             add("hand_occupied", a.name)
 
+    init += derived.init
+    if any("(fits " in c.precondition for c in caps.values()):
+        table = objects if objects is not None else cached_default(load_object_table, DEFAULT_OBJECTS)
+        for x, c in _fitting_pairs(scene, affs, table, warnings):
+            add("fits", x, c)
+
     # A capability parameter may also be typed by an object class (wetten's liquid is
     # `water`: milk would not do); the class then acts as a static type fact like an affordance.
     static_preds = [f"{aff_prefix}{a}" for a in sorted(used_affs)]
@@ -542,12 +564,33 @@ def build_task(scene: Scene, goal: Optional[Sequence[Sequence]] = None, *,
                         object_types=object_types, predicates=predicates,
                         static_predicates=static_preds, actions=actions, init=init,
                         signature=signature, agents=agents, capabilities=caps,
-                        warnings=warnings, names={k: v for k, v in names.items() if k != v})
+                        warnings=warnings, names={k: v for k, v in names.items() if k != v},
+                        domain_constants=derived.constants, compiled_capabilities=derived.capabilities)
     if goal is not None:
         goal = [tuple(c) for c in goal]
         task.check_goal(goal)
         task.goal = goal
     return task
+
+
+def _fitting_pairs(scene: Scene, affs: Mapping[str, frozenset[str]], table: ObjectTable,
+                   warnings: list[str]) -> list[tuple[str, str]]:
+    """(object, container) pairs where the carryable object goes into the container by size."""
+    carried = [n for n in sorted(scene.objects) if "carry" in affs.get(n, ())]
+    containers = [n for n in sorted(scene.objects) if "contain" in affs.get(n, ())]
+    missing = sorted({scene.objects[n].class_name for n in carried + containers}
+                     - set(table.classes))
+    if missing:
+        warnings.append(f"{scene.source}: no size for class(es) {', '.join(missing)} in "
+                        f"{table.source or 'the object table'}; the default {table.default.size} m is used")
+    props = {n: table.get(scene.objects[n].class_name) for n in set(carried) | set(containers)}
+    for x in carried:  # a liquid the OAM lets one carry is a drink in its bottle or can (SayCan's water)
+        if props[x].liquid:
+            props[x] = table.default
+    for c in containers:  # the OAM says it contains, the table gives no inner space: its outer box
+        if props[c].inner is None:
+            props[c] = replace(props[c], inner=props[c].size)
+    return [(x, c) for c in containers for x in carried if x != c and props[x].fits_into(props[c])]
 
 
 def _strip_and(expr: str) -> str:

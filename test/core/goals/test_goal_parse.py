@@ -251,13 +251,15 @@ def test_extraction_is_linear_on_pathological_answers(answer: str) -> None:
     import time
 
     assert len(answer) >= 120_000
-    t0 = time.perf_counter()
+    # CPU time of this process, not wall time: other processes on a busy machine (a CI run beside
+    # it took a linear pass to 1.5 s of wall time) must not fail it.
+    t0 = time.process_time()
     try:
         extract_goal_text(answer)
     except GoalError:
         pass
     # generous (a linear pass takes under 0.2 s): guards against going back to quadratic (minutes)
-    assert time.perf_counter() - t0 < 1.0
+    assert time.process_time() - t0 < 1.0
 
 
 def test_a_deeply_nested_goal_is_refused_not_a_recursion_error() -> None:

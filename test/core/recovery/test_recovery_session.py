@@ -58,8 +58,8 @@ def test_planning_kwargs_carry_the_learned_precondition() -> None:
     domain, notes = store.apply(sc.robot_domain())
     kw = planning_kwargs(domain)
     assert not notes and set(kw) == {"capabilities", "predicates"}
-    assert "closed ?in" in str(kw["capabilities"]["putin"].precondition)
-    assert "closed ?in" not in str(planning_kwargs(sc.robot_domain())["capabilities"]["putin"].precondition)
+    assert "(closed ?in)" in str(kw["capabilities"]["putin"].precondition)
+    assert "(closed ?in)" not in str(planning_kwargs(sc.robot_domain())["capabilities"]["putin"].precondition)
 
 
 @pytest.fixture(scope="module")

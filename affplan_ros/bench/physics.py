@@ -1,0 +1,278 @@
+"""`affplan bench physics`: the oracle plans of the AutoGPT+P scenarios executed on the MuJoCo world.
+
+Per case: the physics world is built from the case's scene, the desired goal (the oracle's
+answer, as `affplan bench plan --llm oracle` derives it) is planned with the real planner, and
+the plan runs on :class:`~affplan_ros.sim.physics.executor.PhysicsExecutor`. A case succeeds
+when the desired goal holds in the relations read from the physics state at the end. Recorded:
+the first failed step with its physical cause, steps executed, simulated and wall seconds, and
+the real-time factor (simulated seconds per wall second of execution, IK and Python included).
+
+Case loading, the desired goal and planning are bench.plan's functions (one source of truth).
+Each case has a wall-time limit (``--case-time-limit``), checked between steps: a case out of
+time is recorded as ``timeout``. Writes results.json, summary.md and physics_bench.png to --out.
+"""
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Sequence
+
+from affplan_ros.bench.frame import (
+    CaseWork,
+    command,
+    jobs_option,
+    output_option,
+    recorded,
+    resolve_jobs,
+    run_cases,
+    save,
+)
+from affplan_ros.bench.report import rate
+
+DEFAULT_CASE_LIMIT = 120.0
+DEFAULT_PLAN_LIMIT = 30.0
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from affplan_ros.bench.datasets import set_names
+
+    parser.add_argument("--data", help="the original autogpt_p data folder (default: "
+                                       "../shared/datasets/autogpt_p/autogpt_p/data, or AFFPLAN_SHARED)")
+    parser.add_argument("--set", default="simple_task", choices=set_names(), metavar="NAME",
+                        help="scenario set(s) as in `affplan bench plan` (default: simple_task)")
+    parser.add_argument("--llm", default="oracle", choices=["oracle"],
+                        help="only oracle: the desired goal is planned (the LLM is not what is measured here)")
+    parser.add_argument("--limit", type=int, help="only the first N cases of each set")
+    parser.add_argument("--case", action="append", metavar="SET#INDEX", help="only this case (repeatable)")
+    parser.add_argument("--time-limit", type=float, default=DEFAULT_PLAN_LIMIT, help="planner seconds per case")
+    parser.add_argument("--case-time-limit", type=float, default=DEFAULT_CASE_LIMIT,
+                        help="wall seconds per case, world building, planning and execution together "
+                             "(default: %(default)s)")
+    output_option(parser, "physics")
+    jobs_option(parser, "cases in parallel (processes; default: min(2, CPUs))")
+
+
+def _plan_args(args: argparse.Namespace) -> argparse.Namespace:
+    """The options `affplan bench plan` would have for the same cases (its defaults, our choices)."""
+    from affplan_ros.bench import plan
+
+    parser = argparse.ArgumentParser()
+    plan.configure(parser)
+    ns = parser.parse_args([])
+    for key in ("data", "set", "limit", "case", "time_limit", "jobs"):
+        setattr(ns, key, getattr(args, key))
+    ns.llm, ns.no_semantic = "oracle", True
+    return ns
+
+
+@command
+def run(args: argparse.Namespace) -> int:
+    from affplan_ros.bench import plan
+
+    cfg = plan._prepare(_plan_args(args))
+    worker = {"mode": "optimal", "time_limit": args.time_limit, "prune": True, "case_limit": args.case_time_limit}
+    jobs = resolve_jobs(args.jobs, cap=2)
+    out = Path(args.out)
+    print(f"bench physics: {len(cfg['cases'])} cases in {len(cfg['sets'])} set(s), jobs={jobs} -> {out}", flush=True)
+    t0 = time.monotonic()
+    results = run_cases(cfg["cases"], case_work(worker), jobs)
+    report = build_report(results, cfg["sets"], worker, cfg["data"], time.monotonic() - t0)
+    print(f"success {rate(report['totals']['success'], report['totals']['cases'])}, median real-time factor "
+          f"{report['totals']['median_rtf']}, failures by cause {report['totals']['causes']}", flush=True)
+    save(out, report, summary_markdown(report), plot=("physics_bench.png", lambda p: write_plot(report, p)))
+    return 0
+
+
+# --------------------------------------------------------------------------------------
+# One case
+
+_WORKER: dict[str, Any] = {}
+
+
+def _init(cfg: dict) -> None:
+    _WORKER.clear()
+    _WORKER["cfg"] = cfg
+
+
+def case_work(worker_cfg: dict) -> CaseWork:
+    return CaseWork(run=run_case, empty=_empty, failed=_failed, line=_line, init=_init, init_arg=worker_cfg)
+
+
+def _empty(case: dict) -> dict:
+    return {"set": case["set"], "index": case["index"], "task": case["task"], "scene_file": case["scene_file"],
+            "desired_goal": case["desired_goal"].strip(), "plan_status": None, "plan": [], "steps": 0,
+            "steps_executed": 0, "executed": False, "success": False, "goal_holds": False, "failed_step": None,
+            "cause": None, "failure": None, "sim_seconds": 0.0, "wall_seconds": 0.0, "execute_wall_seconds": 0.0,
+            "real_time_factor": None, "physics_rtf": None, "world_warnings": [], "notes": [], "error": None}
+
+
+def _failed(r: dict) -> None:
+    r["success"] = False
+    r["cause"] = r["cause"] or "error"
+    r["failure"] = r["failure"] or {"what": f"error: {r['error']}"}
+
+
+def _line(r: dict) -> str:
+    tail = f"{r['cause']}: {(r['failure'] or {}).get('why') or (r['failure'] or {}).get('what', '')}" \
+        if r["cause"] else f"rtf {r['real_time_factor']}"
+    return f"{r['set']}#{r['index']} {r['task'][:40]!r} {tail}"[:195]
+
+
+def run_case(case: dict) -> dict:
+    t0 = time.monotonic()
+    r = _empty(case)
+    if _run_case(case, r):
+        _failed(r)
+    r["wall_seconds"] = round(time.monotonic() - t0, 3)
+    return r
+
+
+@recorded
+def _run_case(case: dict, r: dict) -> None:
+    from affplan_ros.bench import plan
+    from affplan_ros.core.files.scene_io import load_scene
+    from affplan_ros.core.goals.extraction import parse_goal
+    from affplan_ros.core.goals.formula import to_dnf
+    from affplan_ros.core.planning.task import build_task
+    from affplan_ros.sim.physics.executor import PhysicsExecutor
+    from affplan_ros.sim.physics.world import build_world
+
+    cfg = _WORKER["cfg"]
+    t0 = time.monotonic()
+    left = lambda: cfg["case_limit"] - (time.monotonic() - t0)  # noqa: E731
+    oam = plan._oam(case["oam"])
+    scene = load_scene(case["scene_path"])
+    full = build_task(scene, oam=oam, unknown_classes="warn")
+    # bench.plan's scratch record: its functions write their notes, failure and plan fields there.
+    scratch = {"notes": [], "failure": None, "warnings": [], "seconds": {}}
+    desired, answers = plan._desired_goal(case, scratch, "oracle", scene, full)
+    if desired is None or not answers:
+        r["cause"], r["failure"] = "data", {"what": scratch["failure"] or "no desired goal"}
+        return
+    goal = to_dnf(parse_goal(answers[0]))
+    pcfg = {**cfg, "time_limit": max(1.0, min(cfg["time_limit"], left()))}
+    pr = plan._plan(scratch, pcfg, oam, scene, full, SimpleNamespace(dnf=goal, goal_text=answers[0]))
+    r["notes"] = scratch["notes"]
+    r["plan_status"] = scratch.get("plan_status")
+    r["plan"] = scratch.get("plan", [])
+    if pr is None:
+        r["cause"], r["failure"] = "no_plan", {"what": scratch["failure"]}
+        return
+    world = build_world(scene)
+    r["world_warnings"] = world.warnings[:20]
+    ex = PhysicsExecutor(scene, oam=oam, world=world, time_limit_s=max(0.0, left()))
+    t_exec, sim0 = time.monotonic(), world.sim_seconds
+    result = ex.execute(pr.plan)
+    r["execute_wall_seconds"] = round(time.monotonic() - t_exec, 3)
+    r["sim_seconds"] = round(world.sim_seconds - sim0, 3)
+    if r["execute_wall_seconds"] > 0 and r["sim_seconds"] > 0:
+        r["real_time_factor"] = round(r["sim_seconds"] / r["execute_wall_seconds"], 2)
+        r["physics_rtf"] = round(world.real_time_factor, 1)
+    r["steps"], r["steps_executed"], r["executed"] = len(pr.plan), result.steps_done, result.success
+    r["goal_holds"] = ex.goal_reached(desired)
+    r["success"] = r["goal_holds"]
+    if not result.success:
+        f = result.failure
+        r["failed_step"] = result.outcomes[-1].step if result.outcomes else None
+        r["cause"] = (f.detail or f.code.name.lower()) if f is not None else "unknown"
+        if f is not None and f.code.name == "TIMEOUT":
+            r["cause"] = "timeout"
+        r["failure"] = {"code": f.code.name, "what": f.what, "why": f.why, "suggestion": f.suggestion} if f else None
+        if r["goal_holds"]:
+            r["notes"].append("the desired goal holds although a step failed")
+    elif not r["goal_holds"]:
+        relations = sorted(" ".join(a) for a in ex.relations() if a[0] in ("on", "in", "inhand", "opened", "closed"))
+        r["cause"] = "goal_not_reached"
+        r["failure"] = {"what": "every step succeeded, but the desired goal does not hold in the physics-derived "
+                                "relations", "why": "; ".join(relations)[:600]}
+
+
+# --------------------------------------------------------------------------------------
+# Report
+
+
+def _stats(rows: Sequence[dict]) -> dict:
+    causes: dict[str, int] = {}
+    for r in rows:
+        if not r["success"]:
+            causes[r["cause"] or "unknown"] = causes.get(r["cause"] or "unknown", 0) + 1
+    rtfs = [r["real_time_factor"] for r in rows if r["real_time_factor"]]
+    return {"cases": len(rows), "success": sum(r["success"] for r in rows),
+            "causes": dict(sorted(causes.items(), key=lambda kv: -kv[1])),
+            "median_rtf": round(statistics.median(rtfs), 1) if rtfs else None,
+            "sim_seconds": round(sum(r["sim_seconds"] for r in rows), 1),
+            "execute_wall_seconds": round(sum(r["execute_wall_seconds"] for r in rows), 1),
+            "wall_seconds": round(sum(r["wall_seconds"] for r in rows), 1),
+            "max_case_wall_seconds": max((r["wall_seconds"] for r in rows), default=0.0)}
+
+
+def build_report(results: Sequence[dict], sets: Sequence[str], worker: dict, data: str, seconds: float) -> dict:
+    return {"benchmark": "physics", "llm": "oracle", "data": data, "worker": worker, "seconds": round(seconds, 1),
+            "sets": {s: _stats([r for r in results if r["set"] == s]) for s in sets},
+            "totals": _stats(list(results)), "cases": list(results)}
+
+
+CAUSES = {
+    "no_motion": "a step with no motion in the physics world yet (pour, fill, handover, chop, wipe, lids)",
+    "no_person_model": "a person's step (no person model acts yet)",
+    "unreachable": "physics: no IK solution / too far", "blocked": "physics: a collision stopped a motion",
+    "slipped": "physics: not held, or did not come to rest", "no_free_space": "physics: no free spot",
+    "container_closed": "physics: inside a closed container", "too_large": "physics: wider than the gripper "
+    "or the container", "not_found": "physics: not where the plan says", "goal_not_reached":
+    "every step succeeded but the goal does not hold physically", "timeout": "the case's time limit ran out",
+    "no_plan": "the planner found no plan", "data": "the scenario's goal does not parse", "error": "a crash",
+}
+
+
+def summary_markdown(report: dict) -> str:
+    t = report["totals"]
+    L = ["# Physics execution of the oracle plans (`affplan bench physics`)\n",
+         f"- data: `{report['data']}`; goal: the desired goal (oracle), planned by Fast Downward "
+         f"({report['worker']['time_limit']:g} s), executed on the MuJoCo world",
+         f"- case time limit {report['worker']['case_limit']:g} s; wall time {report['seconds']:.0f} s in all",
+         "- success: the desired goal holds in the relations read from the physics state after the plan",
+         "- real-time factor: simulated seconds per wall second of execution (IK, planning of motions and "
+         "Python included; world building and Fast Downward not)\n",
+         "| Set | Cases | Success | Median real-time factor | Sim s | Execute wall s | Case wall s (max) |",
+         "|---|---|---|---|---|---|---|"]
+    for name, s in list(report["sets"].items()) + [("**all**", t)]:
+        L.append(f"| {name} | {s['cases']} | {rate(s['success'], s['cases'])} | {s['median_rtf']} | "
+                 f"{s['sim_seconds']} | {s['execute_wall_seconds']} | {s['wall_seconds']} "
+                 f"({s['max_case_wall_seconds']}) |")
+    L += ["", "## Failures by cause\n", "| Cause | Cases | Meaning |", "|---|---|---|"]
+    for cause, n in t["causes"].items():
+        L.append(f"| {cause} | {n} | {CAUSES.get(cause, '')} |")
+    if not t["causes"]:
+        L.append("| - | 0 | |")
+    fails = [r for r in report["cases"] if not r["success"]]
+    L.append(f"\n## Failed cases ({len(fails)})\n")
+    for r in fails:
+        f = r["failure"] or {}
+        L.append(f"- **{r['set']}#{r['index']}** {r['task']!r}: {r['cause']}, after {r['steps_executed']}/"
+                 f"{r['steps']} steps" + (f", at `{r['failed_step']}`" if r["failed_step"] else ""))
+        L.append(f"  - {f.get('what', '')}" + (f"; why: {f['why']}" if f.get("why") else ""))
+    return "\n".join(L) + "\n"
+
+
+def write_plot(report: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    t = report["totals"]
+    labels = ["success"] + list(t["causes"])
+    values = [t["success"]] + list(t["causes"].values())
+    fig, ax = plt.subplots(figsize=(max(5.0, 1.1 * len(labels) + 1), 3.8))
+    ax.bar(labels, values, color=["tab:green"] + ["tab:red"] * len(t["causes"]))
+    ax.set_ylabel("cases")
+    ax.set_title(f"Oracle plans on the physics world: {rate(t['success'], t['cases'])} succeed; "
+                 f"median RTF {t['median_rtf']}", fontsize=9)
+    plt.setp(ax.get_xticklabels(), rotation=30, ha="right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+

@@ -1,0 +1,111 @@
+"""Physical properties of object classes (data/objects.yaml): size, mass, shape, inner space.
+
+The planner uses them for ``(fits ?o ?c)``, so containment respects size (a box does not go
+into a spoon, a plate not into a bowl); the physics world builds its bodies from the same table.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Optional, Union
+
+import yaml
+
+from affplan_ros.core.errors import ConfigError
+
+DEFAULT_OBJECTS = Path(__file__).resolve().parent / "data" / "objects.yaml"
+SHAPES = ("box", "cylinder", "sphere")
+ARTICULATIONS = ("door", "drawer", "lid")
+# An object in a container may be at most this many times the container's depth long (see fits_into).
+STICK_OUT = 3.0
+
+
+@dataclass(frozen=True)
+class ObjectProperties:
+    size: tuple[float, float, float] = (0.1, 0.1, 0.1)   # outer box [x, y, z], metres
+    mass: float = 0.3                                    # kg
+    shape: str = "box"
+    inner: Optional[tuple[float, float, float]] = None   # free space of a container
+    liquid: bool = False
+    fixed: bool = False
+    articulation: str = ""                               # "" | door | drawer | lid
+
+    def fits_into(self, container: "ObjectProperties") -> bool:
+        """Whether this object can go into ``container``: its two smallest dimensions pass the
+        opening (the container's two horizontal inner dimensions), and what sticks out above is
+        at most twice the container's depth, as a spoon in a cup or a knife in a glass (a fork
+        does not go "into" a spoon). Liquids go by ``liquid_in``, not here."""
+        if container.inner is None or self.liquid:
+            return False
+        small, longest = sorted(self.size)[:2], max(self.size)
+        opening, depth = sorted(container.inner[:2]), container.inner[2]
+        return small[0] <= opening[0] and small[1] <= opening[1] and longest <= STICK_OUT * depth
+
+
+class ObjectTable:
+    """The properties of each class, with a declared default for classes it lacks."""
+
+    def __init__(self, classes: Mapping[str, ObjectProperties], default: ObjectProperties, source: str = ""):
+        self.classes = dict(classes)
+        self.default = default
+        self.source = source
+
+    def __contains__(self, class_name: str) -> bool:
+        return class_name in self.classes
+
+    def get(self, class_name: str) -> ObjectProperties:
+        return self.classes.get(class_name, self.default)
+
+
+def _vector(value, what: str) -> tuple[float, float, float]:
+    if not isinstance(value, (list, tuple)) or len(value) != 3:
+        raise ConfigError(f"{what} must be a list of 3 numbers (metres), not {value!r}")
+    try:
+        out = tuple(float(v) for v in value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{what} must be a list of 3 numbers (metres), not {value!r}") from None
+    if any(v <= 0 or v > 10 for v in out):
+        raise ConfigError(f"{what} must lie in (0, 10] metres, not {value!r}")
+    return out  # type: ignore[return-value]
+
+
+def _properties(entry, what: str) -> ObjectProperties:
+    if not isinstance(entry, Mapping):
+        raise ConfigError(f"{what} must be a mapping (size, mass, shape, ...), not {entry!r}")
+    unknown = set(entry) - {"size", "mass", "shape", "inner", "liquid", "fixed", "articulation"}
+    if unknown:
+        raise ConfigError(f"{what}: unknown field(s) {', '.join(sorted(unknown))}")
+    if entry.get("liquid"):
+        return ObjectProperties(liquid=True)
+    shape = str(entry.get("shape", "box"))
+    if shape not in SHAPES:
+        raise ConfigError(f"{what}: shape must be one of {', '.join(SHAPES)}, not {shape!r}")
+    articulation = str(entry.get("articulation", ""))
+    if articulation and articulation not in ARTICULATIONS:
+        raise ConfigError(f"{what}: articulation must be one of {', '.join(ARTICULATIONS)}, not {articulation!r}")
+    try:
+        mass = float(entry.get("mass", 0.3))
+    except (TypeError, ValueError):
+        raise ConfigError(f"{what}: mass must be a number (kg), not {entry.get('mass')!r}") from None
+    if not 0 < mass <= 1000:
+        raise ConfigError(f"{what}: mass must lie in (0, 1000] kg, not {mass}")
+    inner = _vector(entry["inner"], f"{what}: inner") if "inner" in entry else None
+    return ObjectProperties(size=_vector(entry.get("size", (0.1, 0.1, 0.1)), f"{what}: size"), mass=mass,
+                            shape=shape, inner=inner, fixed=bool(entry.get("fixed", False)),
+                            articulation=articulation)
+
+
+def load_object_table(path: Union[str, Path, None] = None) -> ObjectTable:
+    """Read an object table; errors name the file and the entry."""
+    path = Path(path) if path else DEFAULT_OBJECTS
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ConfigError(f"cannot read the object table {path}: {exc.strerror or exc}") from exc
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{path} is not valid YAML: {exc}") from exc
+    if not isinstance(data, Mapping) or not isinstance(data.get("classes"), Mapping):
+        raise ConfigError(f"{path}: expected a mapping with `classes:` (and optionally `default:`)")
+    default = _properties(data.get("default", {}), f"{path}: default")
+    classes = {str(name): _properties(entry, f"{path}: class {name}") for name, entry in data["classes"].items()}
+    return ObjectTable(classes, default, str(path))

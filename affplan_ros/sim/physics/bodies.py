@@ -1,0 +1,285 @@
+"""MJCF for furniture and objects built from the class table (``core/knowledge/objects.py``).
+
+Furniture is static (bodies without joints, welded to the world), except its doors and drawers:
+* ``slab``: a solid box (table, counter, chair, ...) whose top is a support;
+* ``cabinet``: a shell open at the front with a hinged door and a vertical handle (refrigerator,
+  cupboard, microwave, dishwasher, oven); tall ones get a shelf at counter height, where things
+  kept inside stand (a Tiago-sized robot reaches it; a real fridge has shelves);
+* ``drawer``: a cabinet with a box on a slide joint and a horizontal handle;
+* ``basin``: an open-topped shell (sink);
+* ``panel``: a hinged panel without inner space (room door, window).
+Small furniture (sink, microwave, drawer, window) stands on a pedestal so it sits at a working
+height, not on the floor.
+
+Carryable objects are free bodies: a primitive (box, cylinder, sphere), or for containers a
+hollow shape (a floor and walls; a cylinder's wall is an octagon of boxes) so things go inside.
+Lids (``articulation: lid``) are not bodies: whether a lid is closed is Python state of the world.
+
+Every support surface is marked by a box site named ``<name>/top`` or ``<name>/inner`` (size = half
+extents, z = the surface) so the skills find surfaces in the compiled model, including the ones
+that move (drawers, carried trays). A handle has a site ``<name>/handle`` at its grasp point.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from math import cos, pi, sin
+from typing import Optional
+
+from affplan_ros.core.knowledge.objects import ObjectProperties
+from affplan_ros.sim.physics.layout import Placement
+from affplan_ros.sim.physics.robot import WORLD_COLLISION
+
+# Height of the surface a piece stands on, for furniture that would not stand on the floor.
+PEDESTAL = {"sink": 0.70, "microwave": 0.90, "drawer": 0.60, "window": 0.90}
+SHELF_HEIGHT = 0.88        # the shelf inside tall cabinets (m above the floor)
+DOOR_THICKNESS = 0.03
+DOOR_OPEN = 1.6            # rad: the angle an "opened" door starts at
+DOOR_RANGE = 1.9
+HANDLE_HEIGHT = 1.0        # preferred world height of a door handle
+INVISIBLE = 'rgba="0 0 0 0" group="5"'
+
+
+@dataclass(frozen=True)
+class Rect:
+    """A horizontal rectangle in a frame: centre (cx, cy) at height z, half extents hx, hy."""
+
+    cx: float
+    cy: float
+    z: float
+    hx: float
+    hy: float
+
+
+@dataclass
+class FurnitureGeometry:
+    """What the world needs to know of a piece of furniture besides its MJCF."""
+
+    kind: str
+    top: Optional[Rect] = None          # in the furniture frame
+    inner: Optional[Rect] = None        # in the furniture frame, drawer closed
+    joint: str = ""                     # door hinge or drawer slide
+    joint_open: float = 0.0             # joint value that counts as fully open
+    height: float = 0.0                 # top of the piece above the floor
+
+
+def colour(class_name: str) -> str:
+    """A stable colour per class, so renders and debugging views are consistent."""
+    digest = hashlib.md5(class_name.encode()).digest()
+    r, g, b = (0.25 + 0.6 * digest[i] / 255 for i in range(3))
+    return f'rgba="{r:.2f} {g:.2f} {b:.2f} 1"'
+
+
+def _box(pos: tuple[float, float, float], half: tuple[float, float, float], attrs: str, name: str = "") -> str:
+    named = f'name="{name}" ' if name else ""
+    return (f'<geom {named}type="box" pos="{pos[0]:.4f} {pos[1]:.4f} {pos[2]:.4f}" '
+            f'size="{max(half[0], 1e-3):.4f} {max(half[1], 1e-3):.4f} {max(half[2], 1e-3):.4f}" {attrs}/>')
+
+
+def _site(name: str, pos: tuple[float, float, float], half: tuple[float, float, float]) -> str:
+    return (f'<site name="{name}" type="box" pos="{pos[0]:.4f} {pos[1]:.4f} {pos[2]:.4f}" '
+            f'size="{half[0]:.4f} {half[1]:.4f} {half[2]:.4f}" {INVISIBLE}/>')
+
+
+def furniture_kind(class_name: str, props: ObjectProperties) -> str:
+    if props.articulation == "drawer":
+        return "drawer"
+    if props.articulation == "door":
+        return "cabinet" if props.inner is not None else "panel"
+    if props.inner is not None:
+        return "basin"
+    return "slab"
+
+
+def furniture_xml(name: str, class_name: str, props: ObjectProperties, place: Placement,
+                  hinge_side: int = 1) -> tuple[str, FurnitureGeometry]:
+    """The body of a piece of furniture at ``place``; a door hangs on its local +x edge
+    (``hinge_side=1``) or its -x edge (-1)."""
+    w, d, h = props.size
+    p = PEDESTAL.get(class_name, 0.0)
+    attrs = f'{WORLD_COLLISION} {colour(class_name)}'
+    kind = furniture_kind(class_name, props)
+    parts: list[str] = []
+    if p > 0:
+        parts.append(_box((0, 0, p / 2), (w / 2, d / 2, p / 2), f'{WORLD_COLLISION} rgba="0.6 0.55 0.5 1"',
+                          f"{name}/pedestal"))
+    geo = FurnitureGeometry(kind, height=p + h)
+    if kind == "slab":
+        parts.append(_box((0, 0, p + h / 2), (w / 2, d / 2, h / 2), attrs, name))
+        geo.top = Rect(0, 0, p + h, w / 2, d / 2)
+    elif kind in ("cabinet", "basin", "drawer"):
+        ix, iy, iz = props.inner  # type: ignore[misc]
+        ts, tb = max((w - ix) / 2, 0.01), max(d - iy, 0.01)
+        tz = max((h - iz) / 2, 0.01)
+        has_top = kind != "basin"
+        bottom_t = tz if has_top else max(h - iz, 0.01)
+        parts.append(_box((0, 0, p + bottom_t / 2), (w / 2, d / 2, bottom_t / 2), attrs, name))
+        if has_top:
+            parts.append(_box((0, 0, p + h - tz / 2), (w / 2, d / 2, tz / 2), attrs, f"{name}/roof"))
+            geo.top = Rect(0, 0, p + h, w / 2, d / 2)
+        for sx in (-1, 1):
+            parts.append(_box((sx * (w / 2 - ts / 2), 0, p + h / 2), (ts / 2, d / 2, h / 2), attrs))
+        parts.append(_box((0, -d / 2 + tb / 2, p + h / 2), (w / 2, tb / 2, h / 2), attrs))
+        if kind == "basin":      # a front wall too: a sink is closed on four sides
+            parts.append(_box((0, d / 2 - tb / 2, p + h / 2), (w / 2, tb / 2, h / 2), attrs))
+            inner_depth = iy - tb
+        else:
+            inner_depth = iy
+        inner_cy = -d / 2 + tb + inner_depth / 2
+        floor = p + bottom_t
+        if kind == "cabinet" and h > 1.2:
+            parts.append(_box((0, inner_cy, SHELF_HEIGHT - 0.01), (ix / 2, inner_depth / 2, 0.01), attrs,
+                              f"{name}/shelf"))
+            floor = SHELF_HEIGHT
+        geo.inner = Rect(0, inner_cy, floor, ix / 2 - 0.01, inner_depth / 2 - 0.01)
+        if kind == "cabinet":
+            parts.append(_door(name, class_name, w, h, p, d / 2, hinge_side))
+            geo.joint, geo.joint_open = f"{name}/hinge", DOOR_RANGE
+        elif kind == "drawer":
+            parts.append(_drawer(name, class_name, props, p, bottom_t, inner_cy))
+            geo.joint, geo.joint_open = f"{name}/slide", 0.8 * iy
+            geo.inner = None   # the drawer's own site, on the moving box, is the inner surface
+    elif kind == "panel":
+        parts.append(_door(name, class_name, w, h, p, 0.0, hinge_side))
+        geo.joint, geo.joint_open = f"{name}/hinge", DOOR_RANGE
+    for label, rect in (("top", geo.top), ("inner", geo.inner)):
+        if rect is not None:
+            parts.append(_site(f"{name}/{label}", (rect.cx, rect.cy, rect.z), (rect.hx, rect.hy, 0.001)))
+    body = (f'<body name="{name}" pos="{place.x:.4f} {place.y:.4f} 0" euler="0 0 {place.yaw:.5f}">'
+            + "".join(parts) + "</body>")
+    return body, geo
+
+
+def _door(name: str, class_name: str, w: float, h: float, p: float, front_y: float, side: int) -> str:
+    """A door hinged at the front's ``side`` * x edge, opening outwards for positive angles, with a
+    vertical handle near its free edge at about ``HANDLE_HEIGHT``."""
+    t = DOOR_THICKNESS
+    handle_z = min(max(HANDLE_HEIGHT - p, 0.25 * h), 0.75 * h)
+    half_len = min(0.15, 0.3 * h)
+    hx = side * (-w + 0.06)
+    attrs = f'{WORLD_COLLISION} {colour(class_name)}'
+    handle = f'{WORLD_COLLISION} rgba="0.75 0.75 0.78 1" friction="1.2 0.02 0.001"'
+    return (
+        f'<body name="{name}/door" pos="{side * w / 2:.4f} {front_y:.4f} {p:.4f}">'
+        # The leaf lies towards -side * x: turning it outwards (+y) is a turn about -side * z.
+        f'<joint name="{name}/hinge" type="hinge" axis="0 0 {-side}" range="0 {DOOR_RANGE}" damping="2" '
+        'frictionloss="0.5" armature="0.1"/>'
+        # The door's mass is declared, not computed from its density, so a fridge door is not 60 kg.
+        + _box((-side * w / 2, t / 2, h / 2), (w / 2 - 0.002, t / 2, h / 2 - 0.002),
+               f'{attrs} mass="{min(8.0, 4 * w * h):.2f}"', f"{name}/door_panel")
+        + _box((hx, t + 0.0225, handle_z), (0.012, 0.012, half_len), f'{handle} mass="0.1"', f"{name}/handle")
+        + _box((hx, t + 0.008, handle_z - half_len + 0.01), (0.01, 0.008, 0.01), f'{handle} mass="0.02"')
+        + _box((hx, t + 0.008, handle_z + half_len - 0.01), (0.01, 0.008, 0.01), f'{handle} mass="0.02"')
+        + f'<site name="{name}/handle" pos="{hx:.4f} {t + 0.0225:.4f} {handle_z:.4f}" size="0.01" {INVISIBLE}/>'
+        + "</body>"
+    )
+
+
+def _drawer(name: str, class_name: str, props: ObjectProperties, p: float, bottom_t: float, inner_cy: float) -> str:
+    """A box sliding out of the front (local +y) with a horizontal handle on its front panel."""
+    w, d, h = props.size
+    ix, iy, iz = props.inner  # type: ignore[misc]
+    attrs = f'{WORLD_COLLISION} {colour(class_name)}'
+    handle = f'{WORLD_COLLISION} rgba="0.75 0.75 0.78 1" friction="1.2 0.02 0.001"'
+    wall = 0.006
+    bx, by = ix / 2 - 0.004, iy / 2 - 0.004
+    z0 = p + bottom_t + 0.002
+    parts = [
+        _box((0, 0, z0 + wall / 2), (bx, by, wall / 2), f'{attrs} mass="0.8"', f"{name}/drawer_box"),
+        _box((bx - wall / 2, 0, z0 + iz / 2), (wall / 2, by, iz / 2 - 0.004), f'{attrs} mass="0.2"'),
+        _box((-bx + wall / 2, 0, z0 + iz / 2), (wall / 2, by, iz / 2 - 0.004), f'{attrs} mass="0.2"'),
+        _box((0, -by + wall / 2, z0 + iz / 2), (bx, wall / 2, iz / 2 - 0.004), f'{attrs} mass="0.2"'),
+        # The front panel closes the cabinet's opening.
+        _box((0, d / 2 - inner_cy + 0.01, p + h / 2), (w / 2 - 0.002, 0.01, h / 2 - 0.004), f'{attrs} mass="0.5"',
+             f"{name}/drawer_front"),
+        _box((0, d / 2 - inner_cy + 0.045, p + h / 2), (min(0.12, w / 3), 0.012, 0.012), f'{handle} mass="0.1"',
+             f"{name}/handle"),
+        f'<site name="{name}/handle" pos="0 {d / 2 - inner_cy + 0.045:.4f} {p + h / 2:.4f}" size="0.01" {INVISIBLE}/>',
+        _site(f"{name}/inner", (0, 0, z0 + wall), (bx - wall, by - wall, 0.001)),
+    ]
+    return (f'<body name="{name}/drawer" pos="0 {inner_cy:.4f} 0">'
+            f'<joint name="{name}/slide" type="slide" axis="0 1 0" range="0 {0.8 * iy:.4f}" damping="5" '
+            'frictionloss="1" armature="0.2"/>' + "".join(parts) + "</body>")
+
+
+@dataclass(frozen=True)
+class ObjectGeometry:
+    """Surfaces of a carryable object in its body frame (origin at the bounding box centre)."""
+
+    top: Rect
+    inner: Optional[Rect]
+    half: tuple[float, float, float]    # half extents of the bounding box
+
+
+def object_geometry(props: ObjectProperties) -> ObjectGeometry:
+    sx, sy, sz = props.size
+    if props.shape == "sphere":
+        sy = sz = sx
+    if props.shape == "cylinder":
+        sy = sx
+    half = (sx / 2, sy / 2, sz / 2)
+    inner = None
+    if props.inner is not None:
+        ix, iy, iz = props.inner
+        bottom = max(sz - iz, 0.003)
+        # A round container's usable floor is the square inscribed in its circle.
+        k = 0.7 if props.shape == "cylinder" else 1.0
+        inner = Rect(0, 0, -sz / 2 + bottom, k * ix / 2, k * min(iy, ix if props.shape == "cylinder" else iy) / 2)
+    return ObjectGeometry(Rect(0, 0, sz / 2, sx / 2, sy / 2), inner, half)
+
+
+def object_xml(name: str, class_name: str, props: ObjectProperties, pos: tuple[float, float, float], yaw: float) -> str:
+    """A free body; containers are hollow (floor + walls) so that things can go into them."""
+    geo = object_geometry(props)
+    sx, sy, sz = (2 * v for v in geo.half)
+    attrs = f'{WORLD_COLLISION} {colour(class_name)} friction="1 0.01 0.001"'
+    parts: list[str] = []
+    if props.inner is None:
+        if props.shape == "sphere":
+            parts.append(f'<geom name="{name}" type="sphere" size="{sx / 2:.4f}" {attrs}/>')
+        elif props.shape == "cylinder":
+            parts.append(f'<geom name="{name}" type="cylinder" size="{sx / 2:.4f} {sz / 2:.4f}" {attrs}/>')
+        else:
+            parts.append(_box((0, 0, 0), geo.half, attrs, name))
+    else:
+        ix, iy, iz = props.inner
+        bottom = max(sz - iz, 0.003)
+        if props.shape == "cylinder":
+            r = sx / 2
+            # Walls at least 8 mm thick: thinner ones let a closing finger tunnel through in a step.
+            t = max(r - ix / 2, 0.008)
+            parts.append(f'<geom name="{name}" type="cylinder" pos="0 0 {-sz / 2 + bottom / 2:.4f}" '
+                         f'size="{r:.4f} {bottom / 2:.4f}" {attrs}/>')
+            # An octagon of wall boxes whose corners lie on the circle (never outside it, so a
+            # gripper opened to the nominal diameter clears it).
+            seg = r * sin(pi / 8)
+            rr = r * cos(pi / 8) - t / 2
+            for k in range(8):
+                a = k * pi / 4
+                parts.append(f'<geom type="box" pos="{rr * cos(a):.4f} {rr * sin(a):.4f} {bottom / 2:.4f}" '
+                             f'euler="0 0 {a:.4f}" size="{t / 2:.4f} {seg:.4f} {(sz - bottom) / 2:.4f}" {attrs}/>')
+        else:
+            tx, ty = max((sx - ix) / 2, 0.008), max((sy - iy) / 2, 0.008)
+            parts.append(_box((0, 0, -sz / 2 + bottom / 2), (sx / 2, sy / 2, bottom / 2), attrs, name))
+            wall_h = (sz - bottom) / 2
+            for s in (-1, 1):
+                parts.append(_box((s * (sx / 2 - tx / 2), 0, bottom / 2), (tx / 2, sy / 2, wall_h), attrs))
+                parts.append(_box((0, s * (sy / 2 - ty / 2), bottom / 2), (sx / 2 - tx, ty / 2, wall_h), attrs))
+    hx, hy, hz = geo.half
+    m = props.mass
+    # Inertia of the bounding box: the shapes are near enough for task-level physics.
+    inertia = tuple(max(m / 3 * (a * a + b * b), 1e-8) for a, b in ((hy, hz), (hx, hz), (hx, hy)))
+    parts.append(_site(f"{name}/top", (0, 0, geo.top.z), (geo.top.hx, geo.top.hy, 0.001)))
+    if geo.inner is not None:
+        parts.append(_site(f"{name}/inner", (0, 0, geo.inner.z), (geo.inner.hx, geo.inner.hy, 0.001)))
+    return (f'<body name="{name}" pos="{pos[0]:.4f} {pos[1]:.4f} {pos[2]:.4f}" euler="0 0 {yaw:.5f}">'
+            f'<freejoint name="{name}/free"/>'
+            f'<inertial pos="0 0 0" mass="{m}" diaginertia="{inertia[0]:.4e} {inertia[1]:.4e} {inertia[2]:.4e}"/>'
+            + "".join(parts) + "</body>")
+
+
+def human_xml(name: str, x: float, y: float) -> str:
+    """A person standing (a static capsule): an obstacle for the base and a handover partner."""
+    return (f'<body name="{name}" pos="{x:.4f} {y:.4f} 0">'
+            f'<geom name="{name}" type="capsule" fromto="0 0 0.25 0 0 1.5" size="0.22" {WORLD_COLLISION} '
+            'rgba="0.9 0.75 0.6 1"/></body>')

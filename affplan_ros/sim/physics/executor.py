@@ -1,0 +1,296 @@
+"""Plans of our domain executed on the MuJoCo world: the physics, not the planner, judges each step.
+
+``PhysicsExecutor`` has the interface of the symbolic ``SimulatedExecutor`` (``execute``,
+``explore``, ``observe``, ``initial_memory``, ``goal_reached``, ``location_of_robot``), so the
+tool-selection loop and the benchmarks can run either. Each plan step becomes skills
+(``skills.py``):
+
+* ``move s e``: navigate to ``e`` (a location or a person);
+* ``grasp o f a`` / ``take_out o f a``: when the robot stands at ``a``, it first lines its base
+  up with ``o`` at that location (what a real grasp skill does); then grasp (from the open
+  container, for take_out). From elsewhere the grasp is tried from where the robot stands, and
+  the physics says how far out of reach the object is;
+* ``place o s a`` / ``stack o s a``: place on ``s``'s top; ``putin o c a``: into ``c``'s inner space;
+* ``open x a`` / ``close x a``: the door or drawer along its joint (the robot must be at ``a``);
+* ``wetten`` (environment action, actor-less): skipped, as the symbolic executor does;
+* pour, fill, handover, receive_object, chop, wet_swipe, heat_liquid, and lids: no motion yet.
+  They fail (code UNAVAILABLE, "no motion for ... in the physics world yet"), never pretend;
+* a person's steps fail too: there is no person model that acts.
+
+A step succeeds only if its skills say so. What holds afterwards is read back from the physics
+(``relations.py``) for observe() and goal_reached(), never copied from the PDDL effects.
+"""
+from __future__ import annotations
+
+import time
+from math import hypot
+from typing import Optional, Sequence
+
+from affplan_ros.core.agent.execution import (
+    ExecutionResult,
+    ExploreResult,
+    StepOutcome,
+    closed_container_to_open,
+)
+from affplan_ros.core.goals.formula import Literal
+from affplan_ros.core.model.failure import Failure, FailureCode
+from affplan_ros.core.model.records import Observation
+from affplan_ros.core.model.scene import Relation, Scene
+from affplan_ros.core.planning.simulate import goal_satisfied
+from affplan_ros.core.planning.task import build_task
+from affplan_ros.sim.executor import ScenarioViews
+from affplan_ros.sim.physics.relations import Anchors, Atom, read_relations
+from affplan_ros.sim.physics.skills import FailureCode as Physical
+from affplan_ros.sim.physics.skills import SkillResult, Skills
+from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind, build_world
+
+# Capabilities without a motion in the physics world yet (they fail, with this said).
+NO_MOTION = {
+    "pour": "tilting a held container over another",
+    "fill": "pouring a liquid from a held container",
+    "handover": "handing an object to a person (no person model)",
+    "receive_object": "taking an object from a person (no person model)",
+    "chop": "cutting with a held knife",
+    "wet_swipe": "wiping a surface with a held tool",
+    "heat_liquid": "heating a liquid",
+}
+
+# What to try instead, per physical failure (CoPAL's suggestion).
+SUGGESTIONS = {
+    Physical.UNREACHABLE: "move closer or pick another object",
+    Physical.BLOCKED: "clear the way or approach from another side",
+    Physical.SLIPPED: "try the grasp again",
+    Physical.NO_FREE_SPACE: "clear some space there or choose another support",
+    Physical.CONTAINER_CLOSED: "open the container first",
+    Physical.TOO_LARGE: "choose a larger container or another object",
+    Physical.NOT_HELD: "grasp the object first",
+    Physical.HAND_FULL: "put down what the robot holds first",
+    Physical.UNKNOWN: "check the object's name",
+    Physical.NOT_ARTICULATED: "choose something with a door or drawer",
+    Physical.NOT_FOUND: "look for the object where it is now",
+}
+
+
+class PhysicsExecutor(ScenarioViews):
+    """Executes and explores on a :class:`PhysicsWorld`; ``time_limit_s`` bounds one ``execute``
+    (checked between steps: a step that started finishes, so a run may overrun by one step)."""
+
+    def __init__(self, scene: Scene, *, oam=None, agents=None, robot: str = "robot0",
+                 world: Optional[PhysicsWorld] = None, time_limit_s: Optional[float] = None):
+        self.scene = scene
+        self.oam = oam
+        # The task only maps scene names to PDDL names and says which actions are environmental.
+        self.task = build_task(scene, oam=oam, agents=agents, unknown_classes="warn")
+        self.world = world or build_world(scene)
+        self.skills = Skills(self.world)
+        self.robot = robot
+        self.time_limit_s = time_limit_s
+        self.anchors = Anchors.of(scene)
+        self._humans = {a.name for a in self.task.agents if a.class_name == "human"}
+        self._costs = {a.name: float(a.cost) for a in self.task.agents}
+        self.plan_cost = 0.0
+        self.move_cost = 0.0
+        self.executed: list[str] = []
+        self.skill_results: list[SkillResult] = []
+
+    # -- what the physics shows ---------------------------------------------------------------
+    def relations(self) -> set[Atom]:
+        """Every relation that holds now, read from the physics state (scene names)."""
+        return read_relations(self.world, self.skills, self.scene, self.anchors)
+
+    def location_of_robot(self) -> Optional[str]:
+        locs = [a[2] for a in self.relations() if a[0] == "at" and a[1] == self.robot]
+        places = [loc for loc in locs if loc in self.scene.locations]
+        return (places or locs or [None])[0]
+
+    def observe(self, location: str, *, see_inside_closed: bool = False) -> Observation:
+        """What a camera at ``location`` sees now: the place, what stands on or in it (not inside
+        a closed door or lid, unless ``see_inside_closed``: what the robot was told), people there,
+        what the robot holds if it is there, and the relations among these."""
+        state = self.relations()
+        here = {location} if location in self.scene.objects else set()
+        here |= {a[1] for a in state if a[0] in ("located", "at") and len(a) == 3 and a[2] == location}
+        if self.robot in here:
+            here |= {a[1] for a in state if a[0] == "inhand" and a[2] == self.robot}
+        if not see_inside_closed:
+            here = {n for n in here if not self._hidden(n)}
+        here &= set(self.scene.objects)
+        keep = {p for p, d in self.task.predicates.items() if not d.internal}
+        rels = sorted({Relation(a[0], a[1:]) for a in state if a[0] in keep and len(a) > 1
+                       and all(x in here or x == location for x in a[1:])}, key=lambda r: (r.predicate, r.args))
+        return Observation(tuple(self._record(n) for n in sorted(here)), tuple(rels), location)
+
+    def _hidden(self, name: str) -> bool:
+        thing = self.world.things.get(name)
+        if thing is None or thing.kind != ThingKind.OBJECT or thing.body_id < 0:
+            # A liquid is as hidden as its container.
+            holder = next((c for c, ls in self.world.liquids.items() if name in ls), None)
+            return holder is not None and (holder in self.world.closed_lids or self._hidden(holder))
+        return self.skills._enclosing_closed(name) is not None
+
+    def goal_reached(self, dnf: Sequence[Sequence]) -> bool:
+        """Does the physics-derived state satisfy ``dnf`` (some disjunct's positive literals hold
+        and none of its negated ones)?"""
+        m = self.task._map
+        state = {tuple(m(x) for x in atom) for atom in self.relations()}
+        mapped = [[Literal(l.predicate, tuple(m(a) for a in l.args), l.negated) for l in c] for c in dnf]
+        return goal_satisfied(state, mapped) is not None
+
+    # -- explore ------------------------------------------------------------------------------
+    def explore(self, location: str) -> ExploreResult:
+        if location not in self.scene.locations:
+            return ExploreResult(False, failure=Failure(FailureCode.NOT_FOUND, f"explore {location}",
+                                                        f"there is no location {location!r}"))
+        cost = 0.0
+        if self.location_of_robot() != location:
+            res = self._skill(self.skills.navigate, self._place_of(location))
+            if not res.success:
+                return ExploreResult(False, failure=self._physical(f"explore {location}", "navigate", res))
+            cost = self._costs.get(self.robot, 1.0)
+            self.move_cost += cost
+        seen = self.observe(location)
+        step, note = closed_container_to_open(seen, location, self.robot)
+        if step is not None:
+            # The camera cannot see inside a closed container: open it first, a motion that can
+            # fail like any other; if it does, say so with what was seen outside.
+            outcome = self._step(step)
+            if outcome.success:
+                cost += self._costs.get(self.robot, 1.0)
+                self.move_cost += self._costs.get(self.robot, 1.0)
+                self.executed.append(outcome.step)
+                seen, note = self.observe(location), ""
+            else:
+                note += f": {outcome.failure.why if outcome.failure is not None else 'it did not open'}"
+        return ExploreResult(True, seen, cost=cost, note=note)
+
+    # -- execute ------------------------------------------------------------------------------
+    def execute(self, plan: Sequence) -> ExecutionResult:
+        result = ExecutionResult(True)
+        deadline = time.monotonic() + self.time_limit_s if self.time_limit_s is not None else None
+        for step in plan:
+            text = " ".join(x for x in (step.action, step.agent, *step.args) if x)
+            if deadline is not None and time.monotonic() > deadline:
+                failure = Failure(FailureCode.TIMEOUT, text, f"no time left for {text}",
+                                  f"the execution time limit of {self.time_limit_s:g} s ran out",
+                                  "run with a longer time limit", recoverable=True)
+                result.outcomes.append(StepOutcome(text, step.agent, False, failure))
+                result.success, result.failure = False, failure
+                return result
+            outcome = self._step(step)
+            result.outcomes.append(outcome)
+            if not outcome.success:
+                result.success, result.failure = False, outcome.failure
+                return result
+            result.steps_done += 1
+            self.executed.append(text)
+            self.plan_cost += self._costs.get(step.agent, 0.0)
+        return result
+
+    def _step(self, step) -> StepOutcome:
+        t0 = time.monotonic()
+        text = " ".join(x for x in (step.action, step.agent, *step.args) if x)
+        outcome = StepOutcome(text, step.agent, False)
+        try:
+            cap = self.task.capabilities.get(step.action)
+            if getattr(cap, "environment", False):
+                # Happens by itself (water wets a sponge in it); nobody executes it.
+                outcome.success = True
+            elif step.agent in self._humans or step.agent != self.robot:
+                outcome.failure = Failure(
+                    FailureCode.UNAVAILABLE, text, f"{step.agent} cannot act in the physics world",
+                    "there is no person model that carries out steps yet", "plan the step for the robot",
+                    detail="no_person_model", recoverable=True)
+            else:
+                outcome.failure = self._robot_step(text, step.action, tuple(step.args))
+                outcome.success = outcome.failure is None
+        except Exception as exc:  # noqa: BLE001 - a crash in a skill is that step's failure
+            outcome.failure = Failure(FailureCode.PHYSICAL, text, f"{step.action} crashed",
+                                      f"{type(exc).__name__}: {exc}", detail="error")
+        outcome.seconds = time.monotonic() - t0
+        return outcome
+
+    def _robot_step(self, text: str, action: str, args: tuple[str, ...]) -> Optional[Failure]:
+        """The skills of one robot step; None when all of them succeeded."""
+        sk = self.skills
+        if action in NO_MOTION:
+            return Failure(FailureCode.UNAVAILABLE, text, f"no motion for {action} in the physics world yet",
+                           f"the physics world has no skill for {NO_MOTION[action]}",
+                           "plan without this step, or run it on the symbolic simulator",
+                           detail="no_motion", recoverable=False)
+        if action == "move":
+            return self._check(text, "navigate", self._skill(sk.navigate, self._place_of(args[-1])))
+        if action in ("grasp", "take_out"):
+            obj, source, at = args
+            self._line_up(at, obj)
+            return self._check(text, "grasp", self._skill(sk.grasp, obj, source))
+        if action in ("place", "stack", "putin"):
+            obj, target, at = args
+            self._line_up(at, target)
+            skill = sk.putin if action == "putin" else sk.place
+            return self._check(text, skill.__name__, self._skill(skill, obj, target))
+        if action in ("open", "close"):
+            obj, at = args
+            thing = self.world.things.get(obj)
+            if thing is not None and thing.kind == ThingKind.OBJECT and thing.props.articulation == "lid":
+                return Failure(FailureCode.UNAVAILABLE, text, f"no motion for {action} of a lid in the physics "
+                               "world yet", f"{obj}'s lid is not a body: the physics world has no motion that "
+                               "unscrews or lifts it", "plan without this step", detail="no_motion")
+            far = self._too_far(at, obj)
+            if far is not None:
+                return far_failure(text, action, far)
+            failure = self._check(text, action, self._skill(sk.open if action == "open" else sk.close, obj))
+            if failure is None and self.location_of_robot() != at:
+                # Swinging a door moves the base round the hinge; the skill ends, as a robot's
+                # would, back in front of the place (if that drive fails, the next step says so).
+                self._skill(sk.navigate, self._place_of(at))
+            return failure
+        return Failure(FailureCode.UNAVAILABLE, text, f"no motion for {action} in the physics world yet",
+                       f"{action!r} is not a capability the physics executor knows", detail="no_motion")
+
+    # -- helpers ------------------------------------------------------------------------------
+    def _skill(self, fn, *args) -> SkillResult:
+        result = fn(*args)
+        self.skill_results.append(result)
+        return result
+
+    def _place_of(self, location: str) -> str:
+        """The physics thing to drive to for a location (its anchor) or a person."""
+        return self.anchors.by_location.get(location, location)
+
+    def _line_up(self, at: str, near: str) -> None:
+        """At the step's location, stand opposite the object (a grasp skill's base alignment).
+        Elsewhere the robot stays put: the physics then says how far out of reach things are."""
+        if self.location_of_robot() != at:
+            return
+        place = self._place_of(at)
+        thing = self.world.things.get(near)
+        target = near if thing is not None and thing.kind == ThingKind.OBJECT else None
+        # Lining up is a motion too; if it fails, the step's own skill reports from where it stands.
+        self._skill(self.skills.navigate, place, target)
+
+    def _too_far(self, at: str, obj: str) -> Optional[float]:
+        """Distance from the base to ``obj`` when the robot is not at the step's location."""
+        if self.location_of_robot() == at or obj not in self.world.things:
+            return None
+        thing = self.world.things[obj]
+        if thing.placement is None:
+            return None
+        pose = self.world.base_pose()
+        lx, ly = thing.placement.to_local(pose.x, pose.y)
+        return hypot(max(abs(lx) - thing.placement.width / 2, 0.0), max(abs(ly) - thing.placement.depth / 2, 0.0))
+
+    def _check(self, text: str, skill: str, result: SkillResult) -> Optional[Failure]:
+        return None if result.success else self._physical(text, skill, result)
+
+    @staticmethod
+    def _physical(text: str, skill: str, result: SkillResult) -> Failure:
+        code = result.code or Physical.BLOCKED
+        core = FailureCode.NOT_FOUND if code in (Physical.UNKNOWN, Physical.NOT_FOUND) else FailureCode.PHYSICAL
+        return Failure(core, text, f"{skill} failed: {code.value.replace('_', ' ')}", result.reason,
+                       SUGGESTIONS.get(code, ""), detail=code.value, recoverable=True)
+
+
+def far_failure(text: str, action: str, distance: float) -> Failure:
+    return Failure(FailureCode.PHYSICAL, text, f"{action} failed: unreachable",
+                   f"the robot stands {distance:.2f} m away from it, beyond the arm's reach",
+                   SUGGESTIONS[Physical.UNREACHABLE], detail=Physical.UNREACHABLE.value, recoverable=True)

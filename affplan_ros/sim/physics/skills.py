@@ -1,0 +1,703 @@
+"""Skills as motions, judged by the physics state (ROS-free).
+
+Each skill moves the robot only through its actuators and decides success from what the physics
+shows afterwards: a grasp succeeded if both fingers touch the object and it rose with the hand;
+a place succeeded if the object rests, in contact, on the support; a door or drawer is open when
+its joint says so. A failure carries a code and a reason as the physics found it, so the
+executor's ``FailureObservation`` can say why (unreachable, blocked, slipped, no free space,
+container closed, too large) and recovery acts on the real cause.
+
+* navigate: A* on an occupancy grid of the room (``navigation.py``), the base driven by its
+  servos along the shortened path; arms tucked (or carrying) first.
+* grasp: top-down (gripper pointing down, fingers across the object's narrowest horizontal
+  side): IK (mink) for pre-grasp, grasp and lift poses, joint-space move to the pre-grasp, a
+  straight descent, close, a straight lift. Side grasps are not there yet, so what a top-down
+  grasp cannot take (a plate lying flat, a cup on a cupboard's floor under its roof) fails as
+  too large, unreachable or blocked.
+* place: a free spot on the support's top (clear of what stands there), reachable by IK,
+  lowered onto it, released, hand withdrawn.
+* putin: the same onto a container's inner floor (a bowl's bottom, a fridge's shelf, a drawer's
+  box); fails as container closed (door/drawer shut, lid on), too large (the footprint as held
+  exceeds the opening) or no free space, and succeeds only if the object rests inside.
+* open / close: grasp the handle, then move the base along the joint's path with the arm held
+  still (an arc round a door's hinge, a line along a drawer's slide), let go, step back.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from math import atan2, hypot, pi
+from typing import Mapping, Optional
+
+import numpy as np
+
+from affplan_ros.sim.physics.bodies import object_geometry
+from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
+from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, top_down_rotation
+from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
+from affplan_ros.sim.physics.robot import ARM_SIDES, HOME_TORSO, TORSO_JOINT, arm_joints, home_arm
+from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind
+
+PRE_GRASP = 0.12        # m above the grasp pose the hand comes from
+LIFT = 0.10             # m an object is lifted after closing
+RELEASE_GAP = 0.01      # m between the object's bottom and the support when the gripper opens
+# m kept between the base and obstacles when driving: the tucked hands stick out ~6 cm past the
+# base (its radius is 0.27 m), so the disc that must stay clear is 0.34 m.
+CLEARANCE = 0.07
+CARRY = (0.30, 0.22, 1.20)   # base-frame TCP position of a hand carrying something (y mirrored per side)
+HANDLE_REACH = 0.55      # m ahead of the base centre a handle is grasped
+HANDLE_LATERAL = (0.15, 0.0, -0.12)   # m to the grasping arm's side (mirrored per arm), tried in turn
+HANDLE_PRE = 0.10        # m back from the handle the hand comes from
+DOOR_TARGET = 1.6        # rad a door is opened to (about 90 degrees)
+OPENED = 0.7             # fraction of the joint range that counts as opened
+
+
+class FailureCode(str, Enum):
+    UNREACHABLE = "unreachable"
+    BLOCKED = "blocked"
+    SLIPPED = "slipped"
+    NO_FREE_SPACE = "no_free_space"
+    CONTAINER_CLOSED = "container_closed"
+    TOO_LARGE = "too_large"
+    NOT_HELD = "not_held"
+    HAND_FULL = "hand_full"
+    UNKNOWN = "unknown_object"
+    NOT_ARTICULATED = "not_articulated"
+    NOT_FOUND = "not_found"
+
+
+@dataclass
+class SkillResult:
+    skill: str
+    success: bool
+    code: Optional[FailureCode] = None
+    reason: str = ""
+    sim_seconds: float = 0.0
+    wall_seconds: float = 0.0
+    details: dict = field(default_factory=dict)
+
+    @property
+    def real_time_factor(self) -> float:
+        return self.sim_seconds / self.wall_seconds if self.wall_seconds > 0 else float("inf")
+
+
+class Skills:
+    """The robot's skills on a ``PhysicsWorld``; ``held`` maps each hand to what it holds."""
+
+    def __init__(self, world: PhysicsWorld, ik: Optional[ArmIK] = None):
+        self.world = world
+        self.ik = ik or ArmIK(world.spec)
+        self.control = RobotControl(world)
+        self.held: dict[str, Optional[str]] = {side: None for side in ARM_SIDES}
+
+    # -- bookkeeping ---------------------------------------------------------------------------
+    def _run(self, skill: str, body, *args, **kwargs) -> SkillResult:
+        sim0, wall0 = self.world.sim_seconds, time.perf_counter()
+        result: SkillResult = body(*args, **kwargs)
+        result.skill = skill
+        result.sim_seconds = self.world.sim_seconds - sim0
+        result.wall_seconds = time.perf_counter() - wall0
+        return result
+
+    @staticmethod
+    def _fail(code: FailureCode, reason: str, **details) -> SkillResult:
+        return SkillResult("", False, code, reason, details=details)
+
+    @staticmethod
+    def _ok(**details) -> SkillResult:
+        return SkillResult("", True, details=details)
+
+    def holding(self, name: str) -> Optional[str]:
+        for side, held in self.held.items():
+            if held == name:
+                return side
+        return None
+
+    # -- navigate ------------------------------------------------------------------------------
+    def navigate(self, location: str, near: Optional[str] = None) -> SkillResult:
+        """Drive to stand in front of ``location``; with ``near``, opposite that object."""
+        return self._run("navigate", self._navigate, location, near)
+
+    def _navigate(self, location: str, near: Optional[str]) -> SkillResult:
+        if location not in self.world.things or self.world.things[location].placement is None:
+            return self._fail(FailureCode.UNKNOWN, f"{location!r} is not a place in the physics world")
+        place = self.world.things[location].placement
+        assert place is not None
+        lateral = 0.0
+        if near is not None and near in self.world.things and self.world.things[near].body_id >= 0:
+            p = self.world.position(near)
+            lateral = place.to_local(p[0], p[1])[0]
+        goal = self.world.approach_pose(location, lateral)
+        tuck = self._tuck()
+        if not tuck.ok:
+            return self._fail(FailureCode.BLOCKED, f"could not tuck the arms before driving: {tuck.joint} is held "
+                              f"{tuck.error:.2f} from its target")
+        start = self.world.base_pose()
+        radius = self.world.spec.base_radius + CLEARANCE
+        path = plan_base_path(self.world, start, goal, radius)
+        if path is None:
+            hit = segment_clear(self.world, (goal.x, goal.y), (goal.x, goal.y), radius)
+            where = f"{hit} is too close to the place to stand" if hit else "every way there is blocked"
+            return self._fail(FailureCode.BLOCKED, f"no collision-free path to {location}: {where}")
+        outcome = self.control.drive(path)
+        if not outcome.ok:
+            pose = self.world.base_pose()
+            return self._fail(FailureCode.BLOCKED, f"the base stopped {outcome.error:.2f} m/rad short of its goal at "
+                              f"({pose.x:.2f}, {pose.y:.2f}); something is in the way")
+        return self._ok(pose=self.world.base_pose())
+
+    def _tuck(self) -> MotionOutcome:
+        """Free arms to the tucked pose, arms that hold something to the carry pose (the object
+        above the base, higher than furniture), torso up: the base can then drive close to
+        furniture without sweeping anything off it."""
+        targets: dict[str, float] = {TORSO_JOINT: HOME_TORSO}
+        for side in ARM_SIDES:
+            if self.held[side] is None:
+                targets.update(zip(arm_joints(side), home_arm(side, self.world.spec)))
+                continue
+            carry = self._carry_pose(side)
+            if carry is not None:
+                targets.update(carry)
+        return self.control.follow([targets])
+
+    def _carry_pose(self, side: str) -> Optional[dict[str, float]]:
+        sign = -1.0 if side == "r" else 1.0
+        base = self.world.base_pose()
+        _, rot, _ = self.world.site(f"{side}_tcp")
+        rot_base = self.world.rotation_to_base(rot, base)
+        yaw = atan2(rot_base[1, 1], rot_base[0, 1])
+        seed = {**self.control.joints(), TORSO_JOINT: HOME_TORSO}
+        r = self.ik.solve(side, np.array([CARRY[0], sign * CARRY[1], CARRY[2]]), top_down_rotation(yaw), seed,
+                          use_torso=False)
+        return {j: r.joints[j] for j in arm_joints(side)} if r.success else None
+
+    # -- grasp ---------------------------------------------------------------------------------
+    def grasp(self, obj: str, source: Optional[str] = None, side: Optional[str] = None) -> SkillResult:
+        """Pick ``obj`` (from ``source``, a support or container, when given) with a top-down grasp."""
+        return self._run("grasp", self._grasp, obj, source, side)
+
+    def _grasp(self, obj: str, source: Optional[str], side: Optional[str]) -> SkillResult:
+        w = self.world
+        thing = w.things.get(obj)
+        if thing is None or thing.kind != ThingKind.OBJECT:
+            return self._fail(FailureCode.UNKNOWN, f"{obj!r} is not a carryable object in the physics world")
+        if self.holding(obj):
+            return self._ok(side=self.holding(obj), note="already held")
+        if source is not None and not self._is_at(obj, source):
+            return self._fail(FailureCode.NOT_FOUND, f"{obj} is not on or in {source} (it touches "
+                              f"{', '.join(sorted(x or 'the floor' for x in w.contacts(obj))) or 'nothing'})")
+        closed = self._enclosing_closed(obj)
+        if closed:
+            return self._fail(FailureCode.CONTAINER_CLOSED, f"{obj} is inside {closed}, which is closed")
+        free = [s for s in ARM_SIDES if self.held[s] is None]
+        if side is not None:
+            if self.held[side] is not None:
+                return self._fail(FailureCode.HAND_FULL, f"the {side} hand holds {self.held[side]}")
+            free = [side]
+        if not free:
+            return self._fail(FailureCode.HAND_FULL, "both hands are full")
+        pos = w.position(obj)
+        rot = w.rotation(obj)
+        geo = object_geometry(thing.props)
+        half = np.array(geo.half)
+        # The object as it lies now (it may have fallen over): its vertical extent, and the
+        # narrowest of its horizontal axes, across which the fingers close.
+        hz = float(np.abs(rot[2, :]) @ half)
+        horizontal = [i for i in range(3) if abs(rot[2, i]) < 0.5]
+        if not horizontal:
+            horizontal = [int(np.argmin(np.abs(rot[2, :])))]
+        narrow = min(horizontal, key=lambda i: half[i])
+        width = 2 * float(half[narrow])
+        if width > w.spec.max_aperture - 0.01:
+            return self._fail(FailureCode.TOO_LARGE, f"{obj} is {width * 100:.0f} cm across its narrowest side; the "
+                              f"gripper opens {w.spec.max_aperture * 100:.0f} cm")
+        axis = rot[:, narrow]
+        # Round in the horizontal plane (a sphere, an upright cylinder): any finger direction.
+        round_now = thing.props.shape == "sphere" or (thing.props.shape == "cylinder" and abs(rot[2, 2]) > 0.9)
+        finger_yaw = None if round_now else atan2(axis[1], axis[0])
+        top = pos[2] + hz
+        bottom = pos[2] - hz
+        # Pads (6 cm tall along the approach) centred low enough to hold, high enough that the
+        # palm stays above the object and the finger tips above the support.
+        grasp_z = max(pos[2], top - 0.045, bottom + 0.035)
+        target = np.array([pos[0], pos[1], grasp_z])
+        base = w.base_pose()
+        # Prefer the arm on the object's side of the robot.
+        local = w.to_base_frame(target)
+        order = sorted(free, key=lambda s: (local[1] < 0) != (s == "r"))
+        yaws = self._grasp_yaws(base, target, finger_yaw)
+        plan = None
+        for s in order:
+            plan = self._plan_vertical(s, target, yaws, PRE_GRASP, LIFT)
+            if plan is not None:
+                side = s
+                break
+        if plan is None or side is None:
+            dist = hypot(local[0], local[1])
+            return self._fail(FailureCode.UNREACHABLE, f"no arm reaches a top-down grasp of {obj} at "
+                              f"{dist:.2f} m from the base centre, {target[2]:.2f} m high (IK finds no solution "
+                              "within the joint limits)", distance=dist)
+        pre, at, lifted = plan
+        self.control.set_gripper(side, w.spec.max_aperture, 0.3)
+        out = self.control.follow([pre])
+        if not out.ok:
+            return self._blocked(out, f"moving to the pre-grasp pose above {obj}")
+        out = self.control.follow(self._straight(side, pre, at), speed_scale=0.5)
+        if not out.ok:
+            return self._blocked(out, f"approaching {obj}")
+        z0 = w.position(obj)[2]
+        aperture = self.control.set_gripper(side, 0.0, 0.8)
+        pads = self._pads(side)
+        touching = w.touching_geoms(obj, pads)
+        if len(touching) < 2:
+            self.control.set_gripper(side, w.spec.max_aperture, 0.3)
+            self.control.follow([pre])
+            return self._fail(FailureCode.SLIPPED, f"the fingers closed to {aperture * 100:.1f} cm without holding "
+                              f"{obj} ({len(touching)} of 2 fingers touch it)")
+        out = self.control.follow(self._straight(side, at, lifted), speed_scale=0.5)
+        w.step(w.steps(0.3))
+        risen = w.position(obj)[2] - z0
+        touching = w.touching_geoms(obj, pads)
+        if len(touching) < 2 or risen < 0.7 * LIFT:
+            return self._fail(FailureCode.SLIPPED, f"{obj} did not rise with the hand (rose {risen * 100:.1f} cm of "
+                              f"{LIFT * 100:.0f}; {len(touching)} of 2 fingers touch it)", risen=risen)
+        self.held[side] = obj
+        return self._ok(side=side, risen=risen, aperture=self.control.aperture(side))
+
+    def _grasp_yaws(self, base: BasePose, target: np.ndarray, finger_yaw: Optional[float]) -> list[float]:
+        if finger_yaw is not None:
+            return [finger_yaw, finger_yaw + pi]
+        # Round things: fingers across the line from the robot, then the other ways round.
+        across = atan2(target[1] - base.y, target[0] - base.x) + pi / 2
+        return [across, across + pi, across + pi / 2, across - pi / 2]
+
+    def _plan_vertical(self, side: str, target: np.ndarray, yaws: list[float], above: float,
+                       after: float) -> Optional[tuple[dict, dict, dict]]:
+        """IK for the pose ``above`` over ``target``, at it, and ``after`` over it again, for the
+        first finger yaw all three are reachable with."""
+        w = self.world
+        base = w.base_pose()
+        start = self.control.joints()
+        wrist = w.to_base_frame(target + np.array([0.0, 0.0, w.spec.wrist_to_tcp]), base)
+        if not self._within_arm_length(side, wrist):
+            return None
+        for yaw in yaws:
+            rot = w.rotation_to_base(top_down_rotation(yaw), base)
+            poses = []
+            seed: Mapping[str, float] = start
+            for dz in (above, 0.0, after):
+                p = w.to_base_frame(target + np.array([0, 0, dz]), base)
+                r = self._solve(side, p, rot, seed)
+                if not r.success:
+                    break
+                poses.append(r.joints)
+                seed = {**start, **r.joints}
+            if len(poses) == 3:
+                return poses[0], poses[1], poses[2]
+        return None
+
+    def _within_arm_length(self, side: str, wrist: np.ndarray) -> bool:
+        """Cheap test before the IK: can the wrist point be within the arm's length of the shoulder
+        at some torso height? (Saves a few hundred IK iterations on what is plainly too far.)"""
+        spec = self.world.spec
+        sy = (-1.0 if side == "r" else 1.0) * spec.shoulder_offset_y
+        low, high = spec.shoulder_height, spec.shoulder_height + spec.torso_stroke
+        dz = max(low - wrist[2], 0.0, wrist[2] - high)
+        return hypot(hypot(wrist[0] - spec.torso_x, wrist[1] - sy), dz) <= spec.upper_arm + spec.forearm + 0.01
+
+    def _solve(self, side: str, position: np.ndarray, rotation: np.ndarray, seed: Mapping[str, float]) -> IKResult:
+        """IK from the given seed, then from a reaching posture (a second start escapes the
+        local minima a tucked arm starts in)."""
+        r = self.ik.solve(side, position, rotation, seed)
+        if r.success:
+            return r
+        ready = dict(seed)
+        ready.update(zip(arm_joints(side), _READY[side]))
+        return self.ik.solve(side, position, rotation, ready)
+
+    def _straight(self, side: str, a: Mapping[str, float], b: Mapping[str, float], n: int = 4) -> list[dict]:
+        """Joint waypoints along the straight TCP line from a to b (IK at each, seeded by the previous)."""
+        pa, ra = self.ik.tcp_pose(side, a)
+        pb, _ = self.ik.tcp_pose(side, b)
+        out, seed = [], dict(a)
+        for k in range(1, n + 1):
+            p = pa + (pb - pa) * k / n
+            r = self.ik.solve(side, p, ra, {**self.control.joints(), **seed})
+            seed = r.joints if r.success else dict(b)
+            out.append(seed)
+        out[-1] = dict(b)
+        return out
+
+    def _pads(self, side: str) -> list[int]:
+        m = self.world.model
+        return [m.geom(f"{side}_pad_a").id, m.geom(f"{side}_pad_b").id]
+
+    def _blocked(self, out, doing: str) -> SkillResult:
+        return self._fail(FailureCode.BLOCKED, f"{doing}: {out.joint} stopped {out.error:.2f} from its target "
+                          "(a collision held the arm)", joint=out.joint)
+
+    def _enclosing_closed(self, obj: str) -> Optional[str]:
+        """A closed cabinet/drawer whose inner space holds ``obj``, or a container with its lid on."""
+        w = self.world
+        p = w.position(obj)
+        for name, thing in w.things.items():
+            if thing.kind != ThingKind.FURNITURE or not thing.joint or not w.has_site(thing.inner_site):
+                continue   # (furniture only: a carried container's lid is in closed_lids, below)
+            centre, rot, size = w.site(thing.inner_site)
+            local = rot.T @ (p - centre)
+            inner_h = thing.props.inner[2] if thing.props.inner else 0.3
+            if abs(local[0]) <= size[0] + 0.02 and abs(local[1]) <= size[1] + 0.02 and -0.02 <= local[2] <= inner_h:
+                if not w.is_open(name, OPENED):
+                    return name
+        for name in w.closed_lids:
+            if name != obj and name in w.things and w.things[name].body_id >= 0 and w.has_site(f"{name}/inner"):
+                centre, rot, size = w.site(f"{name}/inner")
+                local = rot.T @ (p - centre)
+                if abs(local[0]) <= size[0] + 0.01 and abs(local[1]) <= size[1] + 0.01 and local[2] >= -0.01 \
+                        and local[2] <= 2 * w.things[name].props.size[2]:
+                    return name
+        return None
+
+    def _is_at(self, obj: str, place: str) -> bool:
+        """Whether ``obj`` touches ``place`` or lies inside its inner space (a bowl, a fridge)."""
+        w = self.world
+        if place in w.contacts(obj):
+            return True
+        site = f"{place}/inner"
+        if place not in w.things or not w.has_site(site):
+            return False
+        centre, rot, size = w.site(site)
+        local = rot.T @ (w.position(obj) - centre)
+        return abs(local[0]) <= size[0] + 0.02 and abs(local[1]) <= size[1] + 0.02 and -0.02 <= local[2] <= 0.5
+
+    # -- place ---------------------------------------------------------------------------------
+    def place(self, obj: str, support: str) -> SkillResult:
+        """Put the held ``obj`` down on a free spot of ``support``'s top surface."""
+        return self._run("place", self._place, obj, support, "top")
+
+    def putin(self, obj: str, container: str) -> SkillResult:
+        """Put the held ``obj`` into ``container``: a free spot on its inner floor (a bowl's bottom, a
+        fridge's shelf, a drawer's box), which must be open; the object must fit its opening."""
+        return self._run("putin", self._putin, obj, container)
+
+    def _putin(self, obj: str, container: str) -> SkillResult:
+        w = self.world
+        side = self.holding(obj)
+        if side is None:
+            return self._fail(FailureCode.NOT_HELD, f"the robot does not hold {obj}")
+        thing = w.things.get(container)
+        if thing is None or thing.kind not in (ThingKind.FURNITURE, ThingKind.OBJECT):
+            return self._fail(FailureCode.UNKNOWN, f"{container!r} is not in the physics world")
+        site = thing.inner_site
+        if not w.has_site(site):
+            return self._fail(FailureCode.NO_FREE_SPACE, f"{container} has no inner space to put things in")
+        if thing.joint and not w.is_open(container, OPENED):
+            return self._fail(FailureCode.CONTAINER_CLOSED, f"{container} is closed (its "
+                              f"{'door' if thing.joint.endswith('/hinge') else 'drawer'} is at "
+                              f"{w.qpos(thing.joint):.2f} of {thing.joint_open:.2f})")
+        if container in w.closed_lids:
+            return self._fail(FailureCode.CONTAINER_CLOSED, f"{container}'s lid is on")
+        enclosing = self._enclosing_closed(container) if thing.kind == ThingKind.OBJECT else None
+        if enclosing:
+            return self._fail(FailureCode.CONTAINER_CLOSED, f"{container} is inside {enclosing}, which is closed")
+        # The footprint as the hand holds the object (the hand only turns it by half turns) against
+        # the opening: what does not fit would rest on the rim, not inside.
+        _, rot, size = w.site(site)
+        half = object_geometry(w.things[obj].props).half
+        m = np.abs(rot.T[:2, :2] @ w.rotation(obj)[:2, :2])
+        foot = (float(m[0, 0] * half[0] + m[0, 1] * half[1]), float(m[1, 0] * half[0] + m[1, 1] * half[1]))
+        if foot[0] > size[0] + 0.005 or foot[1] > size[1] + 0.005:
+            return self._fail(FailureCode.TOO_LARGE, f"{obj} ({2 * foot[0] * 100:.0f} x {2 * foot[1] * 100:.0f} cm as "
+                              f"held) does not fit the {2 * size[0] * 100:.0f} x {2 * size[1] * 100:.0f} cm inside "
+                              f"of {container}", footprint=foot)
+        result = self._place(obj, container, "inner")
+        if result.success and not self.inside(obj, container):
+            return self._fail(FailureCode.SLIPPED, f"{obj} came to rest on {container} but not inside it")
+        return result
+
+    def inside(self, obj: str, container: str) -> bool:
+        """Whether ``obj``'s centre lies in ``container``'s inner volume (above its inner floor,
+        below its rim or roof)."""
+        w = self.world
+        thing = w.things.get(container)
+        if thing is None or not w.has_site(thing.inner_site) or obj not in w.things:
+            return False
+        centre, rot, size = w.site(thing.inner_site)
+        local = rot.T @ (w.position(obj) - centre)
+        return (abs(local[0]) <= size[0] + 0.02 and abs(local[1]) <= size[1] + 0.02
+                and -0.02 <= local[2] <= inner_height(w, container))
+
+    def _place(self, obj: str, support: str, surface: str) -> SkillResult:
+        w = self.world
+        side = self.holding(obj)
+        if side is None:
+            return self._fail(FailureCode.NOT_HELD, f"the robot does not hold {obj}")
+        if support not in w.things:
+            return self._fail(FailureCode.UNKNOWN, f"{support!r} is not in the physics world")
+        site = f"{support}/{surface}"
+        if not w.has_site(site):
+            return self._fail(FailureCode.NO_FREE_SPACE, f"{support} has no {surface} surface to put things on")
+        if len(w.touching_geoms(obj, self._pads(side))) < 2:
+            self.held[side] = None
+            return self._fail(FailureCode.SLIPPED, f"{obj} is no longer between the fingers (dropped on the way)")
+        centre, rot, size = w.site(site)
+        thing = w.things[obj]
+        geo = object_geometry(thing.props)
+        tcp, _, _ = w.site(f"{side}_tcp")
+        obj_pos = w.position(obj)
+        # Where the object hangs below the TCP now decides where the TCP must be for it to stand.
+        below = tcp[2] - (obj_pos[2] - geo.half[2])
+        hand = (obj_pos - tcp)[:2]
+        base = w.base_pose()
+        spots = self._free_spots(support, site, obj, geo.half, base)
+        if not spots:
+            return self._fail(FailureCode.NO_FREE_SPACE, f"no free spot on {support} for {obj} "
+                              f"({2 * geo.half[0] * 100:.0f} x {2 * geo.half[1] * 100:.0f} cm)")
+        yaw_now = self._tcp_yaw(side)
+        plan = None
+        for spot in spots:
+            target = np.array([spot[0] - hand[0], spot[1] - hand[1], centre[2] + below + RELEASE_GAP])
+            plan = self._plan_vertical(side, target, [yaw_now, yaw_now + pi], PRE_GRASP, PRE_GRASP)
+            if plan is not None:
+                break
+        if plan is None:
+            return self._fail(FailureCode.UNREACHABLE, f"{len(spots)} free spot(s) on {support}, none within the "
+                              "arm's reach from where the base stands")
+        pre, at, after = plan
+        out = self.control.follow([pre])
+        if not out.ok:
+            return self._blocked(out, f"carrying {obj} over {support}")
+        out = self.control.follow(self._straight(side, pre, at), speed_scale=0.5)
+        if not out.ok:
+            return self._blocked(out, f"lowering {obj} onto {support}")
+        self.control.set_gripper(side, w.spec.max_aperture, 0.5)
+        self.held[side] = None
+        self.control.follow(self._straight(side, at, after), speed_scale=0.5)
+        self._tuck()
+        w.step(w.steps(0.5))
+        if not w.resting_on(obj, support):
+            return self._fail(FailureCode.SLIPPED, f"{obj} does not rest on {support} after release (touches "
+                              f"{', '.join(sorted(x or 'the floor' for x in w.contacts(obj))) or 'nothing'})")
+        return self._ok(side=side, position=w.position(obj))
+
+    def _tcp_yaw(self, side: str) -> float:
+        _, rot, _ = self.world.site(f"{side}_tcp")
+        return atan2(rot[1, 1], rot[0, 1])
+
+    def _free_spots(self, support: str, site: str, obj: str, half: tuple[float, float, float],
+                    base: BasePose) -> list[np.ndarray]:
+        """Free spots on a surface (world xy) where the object's footprint, as the hand holds it
+        now, plus a gap overlaps nothing standing there; those nearest the arm's comfortable reach
+        (half a metre ahead of the base) first."""
+        w = self.world
+        centre, rot, size = w.site(site)
+
+        def footprint(r: np.ndarray, h: tuple[float, float, float]) -> tuple[float, float]:
+            # Half extents, in the surface frame, of the box around a footprint turned by r.
+            m = np.abs(rot.T[:2, :2] @ r[:2, :2])
+            return float(m[0, 0] * h[0] + m[0, 1] * h[1]), float(m[1, 0] * h[0] + m[1, 1] * h[1])
+
+        mine = footprint(w.rotation(obj), half)
+        others = []
+        for name, thing in w.things.items():
+            # The support itself is no obstacle on its own surface (a board's or a bowl's body
+            # lies under its top or inner surface, and would otherwise cover all of it).
+            if name in (obj, support) or thing.kind != ThingKind.OBJECT:
+                continue
+            local = rot.T @ (w.position(name) - centre)
+            ext = footprint(w.rotation(name), object_geometry(thing.props).half)
+            if abs(local[0]) < size[0] + ext[0] and abs(local[1]) < size[1] + ext[1] and -0.02 < local[2] < 0.6:
+                others.append((local[0], local[1], ext[0], ext[1]))
+        gap = 0.02
+        spots = []
+        step = 0.03
+        for i in range(-int(size[0] / step), int(size[0] / step) + 1):
+            for j in range(-int(size[1] / step), int(size[1] / step) + 1):
+                u, v = i * step, j * step
+                if abs(u) > size[0] - mine[0] or abs(v) > size[1] - mine[1]:
+                    continue
+                if all(abs(u - ou) >= mine[0] + ex + gap or abs(v - ov) >= mine[1] + ey + gap
+                       for ou, ov, ex, ey in others):
+                    spots.append(centre + rot @ np.array([u, v, 0.0]))
+        sweet = np.array([base.x + 0.5 * np.cos(base.yaw), base.y + 0.5 * np.sin(base.yaw)])
+        spots.sort(key=lambda p: float(np.hypot(*(p[:2] - sweet))))
+        return spots[:30]
+
+    # -- open / close -------------------------------------------------------------------------
+    def open(self, furniture: str) -> SkillResult:
+        return self._run("open", self._articulate, furniture, True)
+
+    def close(self, furniture: str) -> SkillResult:
+        return self._run("close", self._articulate, furniture, False)
+
+    def _articulate(self, furniture: str, opening: bool) -> SkillResult:
+        """Grasp the handle, then move the base so that the hand follows the joint's path (an arc
+        round the hinge, a line along the slide) with the arm held still; release and step back.
+        Moving the whole robot, not the arm alone, is what lets a Tiago-sized arm swing a fridge
+        door through 90 degrees (the hand would otherwise have to travel ~1 m)."""
+        w = self.world
+        verb = "open" if opening else "close"
+        thing = w.things.get(furniture)
+        if thing is None or not thing.joint:
+            return self._fail(FailureCode.NOT_ARTICULATED, f"{furniture!r} has no door or drawer to {verb}")
+        if (opening and w.is_open(furniture, OPENED)) or (not opening and w.is_closed(furniture)):
+            return self._ok(note=f"already {'open' if opening else 'closed'}", joint=w.qpos(thing.joint))
+        free = [s for s in ("r", "l") if self.held[s] is None]
+        if not free:
+            return self._fail(FailureCode.HAND_FULL, f"both hands are full; none is free to {verb} {furniture}")
+        door = thing.joint.endswith("/hinge")
+        jid = w.model.joint(thing.joint).id
+        goal = min(DOOR_TARGET, thing.joint_open) if (opening and door) else (thing.joint_open if opening else 0.0)
+
+        # 1. Choose an arm and where to stand: the handle where that arm grasps it best, a free
+        #    path there, and free floor for the base all along the joint's path.
+        handle, _, _ = w.site(thing.handle_site)
+        normal = self._outward_normal(thing)
+        heading = atan2(-normal[1], -normal[0])
+        c, s_ = np.cos(heading), np.sin(heading)
+        radius = w.spec.base_radius + CLEARANCE
+        q0 = w.qpos(thing.joint)
+        anchor, axis = w.data.xanchor[jid].copy(), w.data.xaxis[jid].copy()
+        rot_b = horizontal_rotation(0.0, fingers_vertical=not door)    # facing the handle, in the base frame
+        choice, why_not = None, "no free place to stand at its handle"
+        for candidate, lateral in ((s, lat) for s in free for lat in HANDLE_LATERAL):
+            off = (HANDLE_REACH, (-1.0 if candidate == "r" else 1.0) * lateral)
+            # Can this arm grasp the handle from there? (In the base frame the answer does not
+            # depend on where the base is.)
+            seed = self.control.joints()
+            at = self._solve(candidate, np.array([off[0], off[1], handle[2]]), rot_b, seed)
+            pre = self._solve(candidate, np.array([off[0] - HANDLE_PRE, off[1], handle[2]]), rot_b,
+                              {**seed, **at.joints})
+            if not (at.success and pre.success):
+                why_not = f"its handle ({handle[2]:.2f} m high) is out of the arm's reach"
+                continue
+            start = BasePose(float(handle[0] - (c * off[0] - s_ * off[1])),
+                             float(handle[1] - (s_ * off[0] + c * off[1])), heading)
+            path = plan_base_path(w, w.base_pose(), start, radius)
+            if path is None:
+                why_not = "no free path to a place to stand at its handle"
+                continue
+            sweep = _joint_sweep(start, q0, goal, anchor, axis, door)
+            hit = next((h for wp in sweep if (h := segment_clear(w, (wp.x, wp.y), (wp.x, wp.y),
+                                                                  w.spec.base_radius, (furniture,)))), None)
+            if hit is not None:
+                why_not = f"to {verb} it the base would have to go where {hit} stands"
+                continue
+            choice = (candidate, path, sweep, at, pre)
+            break
+        if choice is None:
+            return self._fail(FailureCode.BLOCKED, f"cannot {verb} {furniture}: {why_not}")
+        side, path, sweep, at, pre = choice
+        tuck = self._tuck()
+        if not tuck.ok or not self.control.drive(path).ok:
+            return self._fail(FailureCode.BLOCKED, f"the base stopped short of the handle of {furniture}")
+
+        # 2. Grasp the handle, the IK redone from where the base actually stopped.
+        base = w.base_pose()
+        rot_w = w.rotation_to_base(horizontal_rotation(heading, fingers_vertical=not door), base)
+        seed = self.control.joints()
+        at = self._solve(side, w.to_base_frame(handle, base), rot_w, {**seed, **at.joints})
+        pre = self._solve(side, w.to_base_frame(handle + HANDLE_PRE * normal * np.array([1, 1, 0]), base), rot_w,
+                          {**seed, **pre.joints})
+        if not (at.success and pre.success):
+            return self._fail(FailureCode.UNREACHABLE, f"the handle of {furniture} is out of reach from where the "
+                              "base stopped")
+        self.control.set_gripper(side, w.spec.max_aperture, 0.3)
+        out = self.control.follow([pre.joints])
+        if out.ok:
+            out = self.control.follow(self._straight(side, pre.joints, at.joints), speed_scale=0.5)
+        if not out.ok:
+            return self._blocked(out, f"reaching for the handle of {furniture}")
+        self.control.set_gripper(side, 0.0, 0.6)
+        handle_geom = w.model.geom(f"{furniture}/handle").id
+        pads = self._pads(side)
+        if not self._pads_on(pads, handle_geom):
+            self._let_go(side, pre.joints)
+            return self._fail(FailureCode.SLIPPED, f"the fingers closed without holding the handle of {furniture}")
+
+        # 3. Move the base along the joint's path, the arm still: the hand drags the handle.
+        self._drive_slowly(sweep)
+        held = self._pads_on(pads, handle_geom)
+
+        # 4. Let go and step back.
+        reached = w.qpos(thing.joint)
+        self._let_go(side, None)
+        w.step(w.steps(0.3))
+        final = w.qpos(thing.joint)
+        ok = w.is_open(furniture, OPENED) if opening else w.is_closed(furniture)
+        if not ok:
+            why = "the hand slipped off the handle" if not held else "the joint did not follow the hand"
+            return self._fail(FailureCode.SLIPPED if not held else FailureCode.BLOCKED,
+                              f"{furniture} is at {final:.2f} of {thing.joint_open:.2f} after trying to {verb} it: "
+                              f"{why}", joint=final, reached=reached)
+        return self._ok(side=side, joint=final)
+
+    def _outward_normal(self, thing) -> np.ndarray:
+        """The handle side's outward direction now: the door leaf's (or drawer front's) local +y."""
+        body = f"{thing.name}/door" if thing.joint.endswith("/hinge") else f"{thing.name}/drawer"
+        return self.world.data.body(body).xmat.reshape(3, 3)[:, 1].copy()
+
+    def _pads_on(self, pads: list[int], geom: int) -> bool:
+        touching = set()
+        for g1, g2 in self.world.contact_pairs():
+            if g1 == geom and g2 in pads:
+                touching.add(g2)
+            elif g2 == geom and g1 in pads:
+                touching.add(g1)
+        return len(touching) == 2
+
+    def _let_go(self, side: str, back_to: Optional[Mapping[str, float]]) -> None:
+        """Open the hand, pull it straight back out of the handle, tuck."""
+        w = self.world
+        self.control.set_gripper(side, w.spec.max_aperture, 0.4)
+        tcp, rot, _ = w.site(f"{side}_tcp")
+        base = w.base_pose()
+        back = tcp - HANDLE_PRE * rot[:, 0]
+        r = self._solve(side, w.to_base_frame(back, base), w.rotation_to_base(rot, base), self.control.joints())
+        if back_to is None and r.success:
+            back_to = r.joints
+        if back_to is not None:
+            self.control.follow([dict(back_to)], speed_scale=0.5)
+        self._tuck()
+
+    def _drive_slowly(self, waypoints: list[BasePose]) -> None:
+        """Base set-points along many short segments at a walking pace for a door."""
+        for wp in waypoints:
+            self.control.drive([wp], settle=0.0)
+        self.control.drive([waypoints[-1]], settle=0.5)
+
+
+def inner_height(world: PhysicsWorld, container: str) -> float:
+    """Free height above a container's inner floor: up to a cabinet's roof, or a carryable
+    container's inner height (what sticks out above a bowl's rim still counts as in it)."""
+    thing = world.things[container]
+    if thing.kind == ThingKind.FURNITURE:
+        centre, _, _ = world.site(thing.inner_site)
+        roof = thing.geometry.height if thing.geometry is not None else centre[2] + 0.5
+        return max(roof - centre[2], 0.05)
+    inner = thing.props.inner
+    return (inner[2] if inner else thing.props.size[2]) + 0.05
+
+
+def _joint_sweep(base0: BasePose, q0: float, goal: float, anchor: np.ndarray, axis: np.ndarray,
+                 door: bool) -> list[BasePose]:
+    """Base poses that keep the hand's grip on the handle as the joint goes from q0 to goal: a
+    rotation round a (vertical) hinge, or a translation along a slide."""
+    n = max(2, int(abs(goal - q0) / (0.08 if door else 0.03)))
+    out = []
+    for k in range(1, n + 1):
+        dq = (goal - q0) * k / n
+        if door:
+            ang = dq * axis[2]
+            ca, sa = np.cos(ang), np.sin(ang)
+            rx, ry = base0.x - anchor[0], base0.y - anchor[1]
+            out.append(BasePose(anchor[0] + ca * rx - sa * ry, anchor[1] + sa * rx + ca * ry, base0.yaw + ang))
+        else:
+            out.append(BasePose(base0.x + axis[0] * dq, base0.y + axis[1] * dq, base0.yaw))
+    return out
+
+
+# A reaching posture (arm forward, elbow bent, gripper down): the second IK seed. Its yaw and roll
+# joints are zero, so the mirrored left arm has the same values.
+_READY = {"r": (0.0, -0.5, 0.0, 0.9, 0.0, 1.15, 0.0), "l": (0.0, -0.5, 0.0, 0.9, 0.0, 1.15, 0.0)}

@@ -1,0 +1,667 @@
+"""A MuJoCo world built from a ``Scene`` (an AutoGPT+P scene file, or any loader yielding one)
+and the object class table.
+
+``build_world(scene)`` lays the room out (``layout.py``), writes one MJCF with the furniture, the
+objects (``bodies.py``) and the robot (``robot.py``), compiles it, puts doors in the state the
+scene's ``opened``/``closed`` relations say, and lets everything settle. ``PhysicsWorld`` keeps
+the map from scene names to MuJoCo ids and answers the questions the skills ask of the physics
+(what touches what, what rests, where a surface is) and counts simulated against wall time.
+
+Placement rules: ``on x y`` puts x on y's top surface, ``in x c`` on c's inner floor (a tall
+cabinet's shelf, a drawer's bottom); objects listed under a location without either relation
+go on that location's top. Objects on one surface are packed without overlap, front row first,
+from the middle outwards (where a robot standing in front reaches them). Liquids are not bodies:
+``liquid_in w c`` becomes a quantity in ``PhysicsWorld.liquids[c]``. What the world could not
+do as the scene says (no room left on a surface, an object too large for its container, a class
+the table lacks) is listed in ``PhysicsWorld.warnings``; it never fails silently.
+
+Layout: furniture and carryable location anchors that stand on nothing (a basket) go along the
+walls; a door hangs on the edge with more free floor beside it (opening it, the robot walks
+round the hinge); a person stands beside their location, out beyond where the robot stands.
+The robot starts in front of the location of its ``at`` relation, arms tucked.
+
+Speed: MuJoCo's sleeping is on, so objects at rest cost nothing until something awake touches
+them; ``contacts`` therefore recomputes contacts with sleeping off before it answers.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from enum import Enum
+from math import atan2, cos, pi, sin
+from typing import Iterable, Optional
+
+import mujoco
+import numpy as np
+
+from affplan_ros.core.knowledge.objects import ObjectProperties, ObjectTable, load_object_table
+from affplan_ros.core.model.scene import Scene
+from affplan_ros.sim.physics.bodies import (
+    DOOR_OPEN,
+    FurnitureGeometry,
+    Rect,
+    furniture_kind,
+    furniture_xml,
+    human_xml,
+    object_geometry,
+    object_xml,
+)
+from affplan_ros.sim.physics.layout import Placement, layout_room
+from affplan_ros.sim.physics.robot import (
+    ARM_SIDES,
+    HOME_TORSO,
+    TIAGO_PP,
+    TORSO_JOINT,
+    WORLD_COLLISION,
+    RobotSpec,
+    arm_joints,
+    home_arm,
+    robot_actuator_xml,
+    robot_body_xml,
+)
+
+TIMESTEP = 0.002
+STANDOFF = 0.10           # free space between the base and the front of the furniture it stands at
+PACK_GAP = 0.03           # free space between objects packed on a surface
+FRONT_MARGIN = 0.04       # objects keep this far from a furniture top's front edge
+INNER_MARGIN = 0.05       # and this far from the front wall inside a drawer or cabinet (room for a finger)
+
+
+class ThingKind(Enum):
+    FURNITURE = "furniture"
+    OBJECT = "object"
+    AGENT = "agent"
+    ROBOT = "robot"
+    LIQUID = "liquid"
+
+
+@dataclass
+class Thing:
+    """One scene object as the physics world holds it."""
+
+    name: str
+    class_name: str
+    props: ObjectProperties
+    kind: ThingKind
+    body_id: int = -1
+    geom_ids: tuple[int, ...] = ()
+    placement: Optional[Placement] = None          # furniture and floor-standing things
+    geometry: Optional[FurnitureGeometry] = None   # furniture
+    joint: str = ""                                # door hinge / drawer slide
+    joint_open: float = 0.0
+
+    @property
+    def top_site(self) -> str:
+        return f"{self.name}/top"
+
+    @property
+    def inner_site(self) -> str:
+        return f"{self.name}/inner"
+
+    @property
+    def handle_site(self) -> str:
+        return f"{self.name}/handle"
+
+
+@dataclass
+class _Surface:
+    """A support surface in the world while the world is laid out (before compiling)."""
+
+    owner: str
+    cx: float
+    cy: float
+    z: float
+    yaw: float
+    hx: float
+    hy: float
+    margin_front: float
+    taken: list[tuple[float, float, float, float]] = field(default_factory=list)  # (u, v, hu, hv)
+    stack: float = 0.0     # height of what had to be stacked because the surface was full
+
+
+@dataclass(frozen=True)
+class BasePose:
+    x: float
+    y: float
+    yaw: float
+
+
+class PhysicsWorld:
+    """The compiled world and what the skills ask of it."""
+
+    def __init__(self, model: mujoco.MjModel, data: mujoco.MjData, things: dict[str, Thing], robot_name: str,
+                 room_side: float, spec: RobotSpec, warnings: list[str]):
+        self.model, self.data = model, data
+        self.things = things
+        self.robot_name = robot_name
+        self.room_side = room_side
+        self.spec = spec
+        self.warnings = warnings
+        self.liquids: dict[str, dict[str, float]] = {}     # container -> liquid -> litres
+        self.closed_lids: set[str] = set()                 # containers whose lid is on (not bodies)
+        self.wall_seconds = 0.0
+        self.sim_seconds = 0.0
+        self._owner = np.full(model.ngeom, "", dtype=object)
+        for thing in things.values():
+            for g in thing.geom_ids:
+                self._owner[g] = thing.name
+        robot_root = model.body("base").id
+        for g in range(model.ngeom):
+            if self._root_of(int(model.geom_bodyid[g])) == robot_root:
+                self._owner[g] = robot_name
+        self._actuator = {model.actuator(i).name: i for i in range(model.nu)}
+
+    # -- time ------------------------------------------------------------------------------
+    def step(self, n: int = 1) -> None:
+        """Advance the physics ``n`` steps, counting simulated and wall time."""
+        start = time.perf_counter()
+        mujoco.mj_step(self.model, self.data, nstep=n)
+        self.wall_seconds += time.perf_counter() - start
+        self.sim_seconds += n * self.model.opt.timestep
+
+    def steps(self, seconds: float) -> int:
+        return max(1, int(round(seconds / self.model.opt.timestep)))
+
+    @property
+    def real_time_factor(self) -> float:
+        """Simulated seconds per wall second spent in ``mj_step`` so far."""
+        return self.sim_seconds / self.wall_seconds if self.wall_seconds > 0 else float("inf")
+
+    # -- names and ids -----------------------------------------------------------------------
+    def _root_of(self, body: int) -> int:
+        while self.model.body_parentid[body] != 0:
+            body = int(self.model.body_parentid[body])
+        return body
+
+    def thing(self, name: str) -> Thing:
+        try:
+            return self.things[name]
+        except KeyError:
+            raise KeyError(f"the physics world has no {name!r}") from None
+
+    def owner(self, geom: int) -> str:
+        """The scene name a geom belongs to ('' for the floor and walls)."""
+        return str(self._owner[geom])
+
+    def position(self, name: str) -> np.ndarray:
+        return self.data.xpos[self.thing(name).body_id].copy()
+
+    def rotation(self, name: str) -> np.ndarray:
+        return self.data.xmat[self.thing(name).body_id].reshape(3, 3).copy()
+
+    def velocity(self, name: str) -> float:
+        """Linear speed (m/s) of a body's origin."""
+        vel = np.zeros(6)
+        mujoco.mj_objectVelocity(self.model, self.data, mujoco.mjtObj.mjOBJ_BODY, self.thing(name).body_id, vel, 0)
+        return float(np.linalg.norm(vel[3:]))
+
+    def site(self, name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """World position, rotation and half-size of a site (surfaces, handles, the TCP)."""
+        s = self.data.site(name)
+        return s.xpos.copy(), s.xmat.reshape(3, 3).copy(), self.model.site(name).size.copy()
+
+    def has_site(self, name: str) -> bool:
+        return mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SITE, name) >= 0
+
+    # -- contacts ----------------------------------------------------------------------------
+    def refresh_contacts(self) -> None:
+        """Recompute every contact. Sleeping bodies have none listed (their pairs are skipped),
+        so queries first run one forward pass with sleeping off; it does not advance time, and
+        the woken bodies fall asleep again within a few steps."""
+        flag = int(mujoco.mjtEnableBit.mjENBL_SLEEP)
+        self.model.opt.enableflags &= ~flag
+        try:
+            mujoco.mj_forward(self.model, self.data)
+        finally:
+            self.model.opt.enableflags |= flag
+
+    def contact_pairs(self) -> Iterable[tuple[int, int]]:
+        self.refresh_contacts()
+        for i in range(self.data.ncon):
+            c = self.data.contact[i]
+            if c.dist <= 0.002:
+                yield int(c.geom1), int(c.geom2)
+
+    def contacts(self, name: str) -> set[str]:
+        """Names of what touches ``name`` ('' is the floor or a wall)."""
+        out = set()
+        for g1, g2 in self.contact_pairs():
+            o1, o2 = self.owner(g1), self.owner(g2)
+            if o1 == name and o2 != name:
+                out.add(o2)
+            elif o2 == name and o1 != name:
+                out.add(o1)
+        return out
+
+    def touching_geoms(self, name: str, geoms: Iterable[int]) -> set[int]:
+        """Which of ``geoms`` touch the object ``name``."""
+        wanted = set(geoms)
+        out = set()
+        for g1, g2 in self.contact_pairs():
+            if g1 in wanted and self.owner(g2) == name:
+                out.add(g1)
+            elif g2 in wanted and self.owner(g1) == name:
+                out.add(g2)
+        return out
+
+    def resting_on(self, name: str, support: str, max_speed: float = 0.02) -> bool:
+        """Whether ``name`` is at rest and touching ``support``."""
+        return self.velocity(name) < max_speed and support in self.contacts(name)
+
+    # -- joints and actuators ----------------------------------------------------------------
+    def qpos(self, joint: str) -> float:
+        return float(self.data.qpos[self.model.joint(joint).qposadr[0]])
+
+    def set_ctrl(self, actuator: str, value: float) -> None:
+        self.data.ctrl[self._actuator[actuator]] = value
+
+    def ctrl(self, actuator: str) -> float:
+        return float(self.data.ctrl[self._actuator[actuator]])
+
+    def base_pose(self) -> BasePose:
+        return BasePose(self.qpos("base_x"), self.qpos("base_y"), self.qpos("base_yaw"))
+
+    def is_open(self, name: str, fraction: float = 0.6) -> bool:
+        """A door/drawer counts as open past ``fraction`` of its range (0.6: a robot arm fits in)."""
+        thing = self.thing(name)
+        return bool(thing.joint) and self.qpos(thing.joint) >= fraction * thing.joint_open
+
+    def is_closed(self, name: str) -> bool:
+        thing = self.thing(name)
+        return not thing.joint or self.qpos(thing.joint) <= 0.05 * thing.joint_open
+
+    # -- where the robot stands ----------------------------------------------------------------
+    def approach_pose(self, location: str, lateral: float = 0.0) -> BasePose:
+        """Base pose in front of a piece of furniture (or a floor-standing thing), facing it;
+        ``lateral`` shifts it along the piece's width (its local x)."""
+        thing = self.thing(location)
+        # An open drawer sticks out of the front: stand back by as much.
+        out = self.qpos(thing.joint) + 0.03 if thing.joint.endswith("/slide") else 0.0
+        return approach_pose(thing, self.spec, lateral, out)
+
+    def obstacles(self, exclude: Iterable[str] = ()) -> list[tuple[str, Placement]]:
+        """Footprints the base must keep clear of: furniture, people, floor-standing things, and
+        the leaves of doors that stand open (where they are now)."""
+        skip = set(exclude)
+        out = [(n, t.placement) for n, t in self.things.items()
+               if t.placement is not None and n not in skip and t.kind != ThingKind.ROBOT]
+        for name, thing in self.things.items():
+            if not thing.joint or name in skip or self.qpos(thing.joint) < 0.01:
+                continue
+            door = thing.joint.endswith("/hinge")
+            g = self.model.geom(f"{name}/door_panel" if door else f"{name}/drawer_box").id
+            x, y = self.data.geom_xpos[g][:2]
+            rot = self.data.geom_xmat[g].reshape(3, 3)
+            half = self.model.geom_size[g]
+            # A drawer's box plus its front panel and handle (6 cm more at the front, and at the
+            # back, which is inside the cabinet anyway).
+            depth = 2 * half[1] if door else 2 * half[1] + 0.12
+            yaw = atan2(rot[1, 0], rot[0, 0])
+            out.append((f"{name} (open)", Placement(float(x), float(y), yaw, 2 * half[0], depth)))
+        return out
+
+    def to_base_frame(self, point: np.ndarray, pose: Optional[BasePose] = None) -> np.ndarray:
+        pose = pose or self.base_pose()
+        c, s = cos(pose.yaw), sin(pose.yaw)
+        dx, dy = point[0] - pose.x, point[1] - pose.y
+        return np.array([c * dx + s * dy, -s * dx + c * dy, point[2]])
+
+    def rotation_to_base(self, rot: np.ndarray, pose: Optional[BasePose] = None) -> np.ndarray:
+        pose = pose or self.base_pose()
+        c, s = cos(pose.yaw), sin(pose.yaw)
+        rz = np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+        return rz.T @ rot
+
+
+def approach_pose(thing: Thing, spec: RobotSpec, lateral: float = 0.0, extra: float = 0.0) -> BasePose:
+    place = thing.placement
+    if place is None:
+        raise KeyError(f"{thing.name!r} is not something the robot can stand in front of")
+    along = max(-place.width / 2, min(place.width / 2, lateral))
+    x, y = place.to_world(along, place.depth / 2 + spec.base_radius + STANDOFF + extra)
+    nx, ny = place.front_normal
+    return BasePose(x, y, atan2(-ny, -nx))
+
+
+# -- building ------------------------------------------------------------------------------------
+
+def _anchor(scene: Scene, location: str) -> Optional[str]:
+    """The object a location is named after (``table0`` for location ``table0``)."""
+    if location in scene.objects:
+        return location
+    loc = scene.locations.get(location)
+    return loc.objects[0] if loc is not None and loc.objects else None
+
+
+def _footprint(props: ObjectProperties) -> tuple[float, float]:
+    sx, sy, _ = props.size
+    if props.shape in ("sphere", "cylinder"):
+        sy = sx
+    return sx, sy
+
+
+class _Builder:
+    def __init__(self, scene: Scene, table: ObjectTable, spec: RobotSpec):
+        self.scene, self.table, self.spec = scene, table, spec
+        self.warnings: list[str] = []
+        self.things: dict[str, Thing] = {}
+        self.surfaces: dict[tuple[str, str], _Surface] = {}
+        self.poses: dict[str, tuple[float, float, float, float]] = {}   # object -> x, y, z, yaw
+        self.xml: list[str] = []
+        self.robot_name = "robot0"
+        self.robot_at: Optional[str] = None
+        self.humans: dict[str, Optional[str]] = {}
+        self.on: dict[str, str] = {}
+        self.inside: dict[str, str] = {}
+        self.liquid_in: dict[str, str] = {}
+        self.opened: set[str] = set()
+        self.closed: set[str] = set()
+
+    # The scene --------------------------------------------------------------------------------
+    def read_scene(self) -> None:
+        for rel in self.scene.relations:
+            a = rel.args
+            if rel.predicate == "on" and len(a) == 2:
+                self.on[a[0]] = a[1]
+            elif rel.predicate == "in" and len(a) == 2:
+                self.inside[a[0]] = a[1]
+            elif rel.predicate == "liquid_in" and len(a) == 2:
+                self.liquid_in[a[0]] = a[1]
+            elif rel.predicate == "opened" and len(a) == 1:
+                self.opened.add(a[0])
+            elif rel.predicate == "closed" and len(a) == 1:
+                self.closed.add(a[0])
+        unknown = sorted({o.class_name for o in self.scene.objects.values()
+                          if not o.is_agent and o.class_name not in self.table})
+        if unknown:
+            self.warnings.append(f"classes not in the object table {self.table.source or ''}, built with its "
+                                 f"declared default: {', '.join(unknown)}")
+        for name, obj in self.scene.objects.items():
+            props = self.table.get(obj.class_name)
+            if obj.is_agent:
+                if obj.class_name == "robot":
+                    self.robot_name = name
+                    self.robot_at = self.scene.location_of(name)
+                    self.things[name] = Thing(name, "robot", props, ThingKind.ROBOT)
+                else:
+                    self.humans[name] = self.scene.location_of(name)
+                    self.things[name] = Thing(name, obj.class_name, props, ThingKind.AGENT)
+            elif props.liquid:
+                self.things[name] = Thing(name, obj.class_name, props, ThingKind.LIQUID)
+            elif props.fixed:
+                self.things[name] = Thing(name, obj.class_name, props, ThingKind.FURNITURE)
+            else:
+                self.things[name] = Thing(name, obj.class_name, props, ThingKind.OBJECT)
+
+    def _support_of(self, name: str) -> Optional[tuple[str, str]]:
+        """(support, "top" | "inner") for a carryable object, or None when it stands on the floor."""
+        if name in self.on and self.on[name] in self.things:
+            return self.on[name], "top"
+        if name in self.inside and self.inside[name] in self.things:
+            return self.inside[name], "inner"
+        loc = self.scene.location_of(name)
+        anchor = _anchor(self.scene, loc) if loc else None
+        if anchor and anchor != name and anchor in self.things:
+            kind = self.things[anchor].kind
+            if kind == ThingKind.FURNITURE:
+                # Things listed at a fridge, sink or drawer without a relation are kept inside it.
+                inside = furniture_kind(self.things[anchor].class_name, self.things[anchor].props) != "slab"
+                return anchor, "inner" if inside and self.things[anchor].props.inner is not None else "top"
+            if kind == ThingKind.OBJECT:
+                return anchor, "inner" if self.things[anchor].props.inner is not None else "top"
+        return None
+
+    # Furniture --------------------------------------------------------------------------------
+    def lay_out(self) -> float:
+        floor: list[tuple[str, float, float]] = []
+        for name, thing in self.things.items():
+            if thing.kind == ThingKind.FURNITURE or (thing.kind == ThingKind.OBJECT and self._support_of(name) is None):
+                w, d = _footprint(thing.props)
+                floor.append((name, w, d))
+        side, placements = layout_room(floor)
+        for name, place in placements.items():
+            thing = self.things[name]
+            thing.placement = place
+            if thing.kind == ThingKind.FURNITURE:
+                body, geo = furniture_xml(name, thing.class_name, thing.props, place,
+                                          _hinge_side(name, place, placements, side))
+                thing.geometry, thing.joint, thing.joint_open = geo, geo.joint, geo.joint_open
+                self.xml.append(body)
+                for label, rect in (("top", geo.top), ("inner", geo.inner)):
+                    if rect is not None:
+                        self._add_surface(name, label, place.x, place.y, 0.0, place.yaw, rect,
+                                          FRONT_MARGIN if label == "top" else INNER_MARGIN)
+                if geo.kind == "drawer":
+                    props = thing.props
+                    ix, iy, _ = props.inner  # type: ignore[misc]
+                    inner_cy = -props.size[1] / 2 + max(props.size[1] - iy, 0.01) + iy / 2
+                    z = geo.height - props.size[2] + max((props.size[2] - props.inner[2]) / 2, 0.01) + 0.008  # type: ignore[index]
+                    self._add_surface(name, "inner", place.x, place.y, 0.0, place.yaw,
+                                      Rect(0, inner_cy, z, ix / 2 - 0.02, iy / 2 - 0.02), INNER_MARGIN)
+            else:   # a carryable thing standing on the floor against a wall
+                h = thing.props.size[2] if thing.props.shape != "sphere" else thing.props.size[0]
+                self.poses[name] = (place.x, place.y, h / 2 + 0.002, place.yaw)
+                self._object_surfaces(name)
+        return side
+
+    def _add_surface(self, owner: str, label: str, x: float, y: float, z0: float, yaw: float, rect: Rect,
+                     margin: float) -> None:
+        c, s = cos(yaw), sin(yaw)
+        cx, cy = x + c * rect.cx - s * rect.cy, y + s * rect.cx + c * rect.cy
+        self.surfaces[(owner, label)] = _Surface(owner, cx, cy, z0 + rect.z, yaw, rect.hx, rect.hy, margin)
+
+    def _object_surfaces(self, name: str) -> None:
+        x, y, z, yaw = self.poses[name]
+        geo = object_geometry(self.things[name].props)
+        self._add_surface(name, "top", x, y, z, yaw, geo.top, 0.0)
+        if geo.inner is not None:
+            self._add_surface(name, "inner", x, y, z, yaw, geo.inner, 0.0)
+
+    # Objects ----------------------------------------------------------------------------------
+    def place_objects(self) -> None:
+        pending = [n for n, t in self.things.items() if t.kind == ThingKind.OBJECT and n not in self.poses]
+        while pending:
+            progress = False
+            for name in list(pending):
+                support = self._support_of(name)
+                assert support is not None   # floor-standing ones were laid out already
+                if support not in self.surfaces:
+                    if support[0] in pending or support[0] not in self.things:
+                        continue
+                    self.warnings.append(f"{name}: {support[0]} has no {support[1]} surface; put on its top")
+                    support = (support[0], "top")
+                    if support not in self.surfaces:
+                        continue
+                self._pack(name, self.surfaces[support])
+                self._object_surfaces(name)
+                pending.remove(name)
+                progress = True
+            if not progress:
+                for name in pending:   # a cycle of on/in relations: break it on the floor
+                    self.warnings.append(f"{name}: its support could not be placed first (cycle); put on the floor")
+                    self.poses[name] = (0.0, 0.0, self.things[name].props.size[2] / 2 + 0.002, 0.0)
+                    self._object_surfaces(name)
+                pending = []
+
+    def _pack(self, name: str, surf: _Surface) -> None:
+        """Put ``name`` on ``surf`` at the free spot nearest the front middle."""
+        props = self.things[name].props
+        fw, fd = _footprint(props)
+        h = props.size[2] if props.shape != "sphere" else props.size[0]
+        for yaw_offset, (ou, ov) in ((0.0, (fw / 2, fd / 2)), (pi / 2, (fd / 2, fw / 2))):
+            spot = _free_spot(surf, ou, ov)
+            if spot is not None:
+                u, v = spot
+                surf.taken.append((u, v, ou, ov))
+                c, s = cos(surf.yaw), sin(surf.yaw)
+                self.poses[name] = (surf.cx + c * u - s * v, surf.cy + s * u + c * v, surf.z + h / 2 + 0.002,
+                                    surf.yaw + yaw_offset)
+                return
+        top = self.surfaces.get((surf.owner, "top"))
+        if top is not None and top is not surf:
+            # Too large for the container's floor: it rests across the rim (a banana on a bowl).
+            self.warnings.append(f"{name}: does not fit inside {surf.owner}; resting on its rim")
+            self.poses[name] = (top.cx, top.cy, top.z + top.stack + h / 2 + 0.005, surf.yaw)
+            top.stack += h + 0.005
+            return
+        # No free spot: stand it on the middle, above what is there, and say so (physics settles it).
+        self.warnings.append(f"{name}: no free space on {surf.owner}'s surface; stacked in the middle")
+        self.poses[name] = (surf.cx, surf.cy, surf.z + surf.stack + h / 2 + 0.01, surf.yaw)
+        surf.stack += h + 0.01
+
+    # Agents and the MJCF ------------------------------------------------------------------------
+    def robot_pose(self) -> BasePose:
+        anchor = _anchor(self.scene, self.robot_at) if self.robot_at else None
+        if anchor and anchor in self.things and self.things[anchor].placement is not None:
+            return approach_pose(self.things[anchor], self.spec)
+        return BasePose(0.0, 0.0, 0.0)
+
+    def human_bodies(self) -> None:
+        for i, (name, loc) in enumerate(self.humans.items()):
+            anchor = _anchor(self.scene, loc) if loc else None
+            place = self.things[anchor].placement if anchor and anchor in self.things else None
+            if place is not None:
+                # Beside the location and out beyond where the robot stands at it, so that the robot can
+                # still reach every part of the location's front.
+                x, y = place.to_world(-(place.width / 2 + 0.3), place.depth / 2 + 1.1)
+            else:
+                x, y = 0.8 * i, 0.0
+            self.things[name].placement = Placement(x, y, 0.0, 0.44, 0.44)
+            self.xml.append(human_xml(name, x, y))
+
+    def object_bodies(self) -> None:
+        for name, (x, y, z, yaw) in self.poses.items():
+            thing = self.things[name]
+            self.xml.append(object_xml(name, thing.class_name, thing.props, (x, y, z), yaw))
+
+
+def _hinge_side(name: str, place: Placement, placements: dict[str, Placement], room_side: float) -> int:
+    """Hang a door on the edge with more free floor beside it: opening it, the robot walks round
+    the hinge, so that side must be clear (the nearest other footprint or wall, 1 m out in front)."""
+    best, side = -1.0, 1
+    for s in (1, -1):
+        hx, hy = place.to_world(s * (place.width / 2 + 0.5), place.depth / 2 + 0.8)
+        free = room_side / 2 - max(abs(hx), abs(hy))
+        for other, p in placements.items():
+            if other == name:
+                continue
+            lx, ly = p.to_local(hx, hy)
+            dx, dy = max(abs(lx) - p.width / 2, 0.0), max(abs(ly) - p.depth / 2, 0.0)
+            free = min(free, (dx * dx + dy * dy) ** 0.5)
+        if free > best + 1e-9:
+            best, side = free, s
+    return side
+
+
+def _free_spot(surf: _Surface, ou: float, ov: float) -> Optional[tuple[float, float]]:
+    """Surface coordinates (u along the width, v towards the front) of the free spot nearest the
+    front middle where a footprint of half extents (ou, ov) fits."""
+    umax = surf.hx - ou
+    vmax = surf.hy - ov - surf.margin_front
+    vmin = -surf.hy + ov
+    if umax < -1e-6 or vmax < vmin - 1e-6:
+        return None
+    umax, vmax = max(umax, 0.0), max(vmax, vmin)
+    us = [0.0]
+    k = 1
+    while k * 0.02 <= umax:
+        us += [k * 0.02, -k * 0.02]
+        k += 1
+    v = vmax
+    while v >= vmin - 1e-9:
+        for u in us:
+            if all(abs(u - tu) >= ou + thu + PACK_GAP or abs(v - tv) >= ov + thv + PACK_GAP
+                   for tu, tv, thu, thv in surf.taken):
+                return u, v
+        v -= 0.02
+    return None
+
+
+def _scene_xml(builder: _Builder, side: float, spec: RobotSpec) -> str:
+    half = side / 2
+    walls = "".join(
+        f'<geom type="box" pos="{x} {y} 1.2" size="{sx} {sy} 1.2" {WORLD_COLLISION} rgba="0.92 0.92 0.88 1"/>'
+        for x, y, sx, sy in ((0, half + 0.05, half + 0.1, 0.05), (0, -half - 0.05, half + 0.1, 0.05),
+                             (half + 0.05, 0, 0.05, half + 0.1), (-half - 0.05, 0, 0.05, half + 0.1)))
+    return (
+        '<mujoco model="affplan_physics_world">'
+        '<compiler angle="radian" autolimits="true"/>'
+        # implicitfast: stable with the stiff position servos and heavy joint damping used here.
+        # Sleeping: bodies at rest drop out of the computation until something awake touches them,
+        # which is what keeps a room full of objects several times faster than real time.
+        f'<option timestep="{TIMESTEP}" integrator="implicitfast" cone="elliptic" impratio="5">'
+        '<flag sleep="enable"/></option>'
+        '<visual><global offwidth="640" offheight="480"/></visual>'
+        '<worldbody>'
+        '<light pos="0 0 3" dir="0 0 -1" diffuse="0.8 0.8 0.8"/>'
+        f'<geom name="floor" type="plane" size="{half + 0.2} {half + 0.2} 0.1" {WORLD_COLLISION} '
+        'rgba="0.7 0.7 0.7 1"/>'
+        + walls + "".join(builder.xml)
+        # The base body stays at the origin: its slide and hinge values are its world pose.
+        + robot_body_xml(spec, mobile=True)
+        + '</worldbody>'
+        f'<actuator>{robot_actuator_xml(spec, mobile=True)}</actuator>'
+        '</mujoco>'
+    )
+
+
+def build_world(scene: Scene, table: Optional[ObjectTable] = None, spec: RobotSpec = TIAGO_PP,
+                settle: float = 0.5) -> PhysicsWorld:
+    """Build, compile and settle the physics world of ``scene``."""
+    table = table or load_object_table()
+    b = _Builder(scene, table, spec)
+    b.read_scene()
+    side = b.lay_out()
+    b.place_objects()
+    b.human_bodies()
+    b.object_bodies()
+    robot = b.robot_pose()
+    model = mujoco.MjModel.from_xml_string(_scene_xml(b, side, spec))
+    data = mujoco.MjData(model)
+    for name, thing in b.things.items():
+        if thing.kind in (ThingKind.FURNITURE, ThingKind.OBJECT, ThingKind.AGENT):
+            thing.body_id = model.body(name).id
+            thing.geom_ids = tuple(g for g in range(model.ngeom)
+                                   if _is_under(model, int(model.geom_bodyid[g]), thing.body_id))
+    world = PhysicsWorld(model, data, b.things, b.robot_name, side, spec, b.warnings)
+    if b.robot_name in world.things:
+        world.things[b.robot_name].body_id = model.body("base").id
+    _initial_state(world, b, robot)
+    world.step(world.steps(settle))
+    return world
+
+
+def _is_under(model: mujoco.MjModel, body: int, root: int) -> bool:
+    while body != 0:
+        if body == root:
+            return True
+        body = int(model.body_parentid[body])
+    return False
+
+
+def _initial_state(world: PhysicsWorld, b: _Builder, robot: BasePose) -> None:
+    m, d = world.model, world.data
+    for name, thing in b.things.items():
+        if thing.joint and thing.kind == ThingKind.FURNITURE:
+            # A scene that says nothing leaves doors closed (the planner's default too).
+            value = min(DOOR_OPEN, thing.joint_open) if name in b.opened else 0.0
+            d.qpos[m.joint(thing.joint).qposadr[0]] = value
+    # Liquids: half the container's inner volume, in litres.
+    for liquid, container in b.liquid_in.items():
+        inner = b.things[container].props.inner if container in b.things else None
+        litres = 0.5 * float(np.prod(inner)) * 1000 if inner else 0.25
+        world.liquids.setdefault(container, {})[liquid] = litres
+    for name in b.closed:
+        thing = b.things.get(name)
+        if thing is not None and thing.props.articulation == "lid":
+            world.closed_lids.add(name)
+    targets = {"base_x": robot.x, "base_y": robot.y, "base_yaw": robot.yaw, TORSO_JOINT: HOME_TORSO}
+    for side in ARM_SIDES:
+        targets.update(zip(arm_joints(side), home_arm(side, world.spec)))
+        for finger in (f"{side}_finger_a", f"{side}_finger_b"):
+            targets[finger] = world.spec.finger_stroke
+    for joint, value in targets.items():
+        adr = m.joint(joint).qposadr[0]
+        d.qpos[adr] = value
+        world.set_ctrl(joint, value)
+    mujoco.mj_forward(m, d)

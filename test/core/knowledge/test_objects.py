@@ -1,0 +1,62 @@
+"""The object table (knowledge/data/objects.yaml): sizes that make containment physical, and
+clear errors for a bad table."""
+from __future__ import annotations
+
+import pytest
+
+from affplan_ros.core.errors import ConfigError
+from affplan_ros.core.files.scene_io import parse_scene_text
+from affplan_ros.core.knowledge.oam import OamDatabase, load_oam
+from affplan_ros.core.knowledge.objects import load_object_table
+from affplan_ros.core.planning.task import build_task
+
+
+@pytest.fixture(scope="module")
+def table():
+    return load_object_table()
+
+
+@pytest.mark.parametrize("thing,container,fits", [
+    ("apple", "bowl", True), ("spoon", "cup", True),          # a spoon may stick out of a cup
+    ("plate", "bowl", False), ("box", "spoon", False),        # AutoGPT+P's oracle plans did both
+    ("fork", "spoon", False), ("red_bull", "pepsi", False), ("sponge", "bottle", False),
+    ("kitchen_knife", "glass", True), ("cutting_board", "sink", True), ("pot", "cup", False),
+    ("milk_cartoon", "refrigerator", True), ("bowl", "microwave", True), ("plate", "dishwasher", True),
+])
+def test_what_fits_into_what(table, thing, container, fits):
+    assert table.get(thing).fits_into(table.get(container)) is fits
+
+
+def test_every_class_of_the_kitchen_oam_has_a_size_and_liquids_have_none(table):
+    missing = sorted(c for c in load_oam().classes() if c not in table)
+    assert missing == []
+    assert table.get("water").liquid and not table.get("water").fits_into(table.get("bottle"))
+    assert table.get("refrigerator").fixed and table.get("refrigerator").articulation == "door"
+    assert table.get("unknown_thing") == table.default
+
+
+@pytest.mark.parametrize("text,why", [
+    ("classes: {cup: {size: [0.1, 0.1]}}", "list of 3 numbers"),
+    ("classes: {cup: {size: [0.1, 0.1, -1]}}", "(0, 10] metres"),
+    ("classes: {cup: {shape: blob}}", "shape must be one of"),
+    ("classes: {cup: {mass: heavy}}", "mass must be a number"),
+    ("classes: {cup: {colour: red}}", "unknown field(s) colour"),
+    ("classes: [cup]", "expected a mapping with `classes:`"),
+    ("classes: {cup: {size: [1, 1, 1]}", "is not valid YAML"),
+])
+def test_a_bad_table_is_a_clear_error_naming_the_file(tmp_path, text, why):
+    path = tmp_path / "objects.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_object_table(path)
+    assert why in str(err.value) and str(path) in str(err.value)
+
+
+def test_the_planning_task_says_which_classes_have_no_size():
+    scene = parse_scene_text("OBJECTS\ntable:0\nbowl:0\nmug:0\nEND-OBJECTS\nRELATIONS\non bowl:0 table:0\n"
+                             "on mug:0 table:0\nat robot:0 table:0\nEND-RELATIONS\nLOCATIONS\ntable0 table:0 bowl:0 "
+                             "mug:0\nEND-LOCATIONS\n", "mugs.txt")
+    oam = load_oam().merged(OamDatabase({"mug": frozenset({"carry", "grasp", "contain"})}))
+    task = build_task(scene, oam=oam)
+    assert any("no size for class(es) mug" in w for w in task.warnings), task.warnings
+    assert "(fits mug0 bowl0)" in task.init and "(fits bowl0 mug0)" not in task.init

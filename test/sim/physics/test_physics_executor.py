@@ -1,0 +1,111 @@
+"""Plans of our domain executed on the MuJoCo world: the physics decides, relations are read back."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import mujoco  # noqa: F401 - required (requirements/physics.txt): a broken install fails here, never skips
+import pytest
+
+from affplan_ros.core.files.scene_io import load_scene
+from affplan_ros.core.goals.extraction import parse_goal
+from affplan_ros.core.goals.formula import to_dnf
+from affplan_ros.core.model.failure import FailureCode
+from affplan_ros.core.planning.planner import PlanStep, plan_for_goal
+from affplan_ros.sim.physics.executor import PhysicsExecutor
+
+KITCHEN = Path(__file__).resolve().parents[3] / "config" / "scenarios" / "kitchen.txt"
+
+
+@pytest.fixture(scope="module")
+def scene():
+    return load_scene(KITCHEN)
+
+
+def steps(*texts: str) -> list[PlanStep]:
+    out = []
+    for text in texts:
+        action, agent, *args = text.split()
+        out.append(PlanStep(action, tuple(args), agent))
+    return out
+
+
+def test_bring_the_apple_from_the_fridge_to_the_table_by_a_planned_physical_execution(scene):
+    goal = to_dnf(parse_goal("(on apple0 table0)"))
+    planned = plan_for_goal(scene, goal, time_limit=30)
+    assert planned.solved
+    actions = [s.action for s in planned.plan]
+    assert "open" in actions and "take_out" in actions and actions[-1] == "place"
+    ex = PhysicsExecutor(scene)
+    # Before: the physics shows the apple in the closed fridge, and the camera does not see it.
+    assert ("in", "apple0", "refrigerator0") in ex.relations()
+    assert ("closed", "refrigerator0") in ex.relations()
+    assert not ex.goal_reached(goal)
+    assert "apple0" not in {o.name for o in ex.observe("refrigerator0").objects}
+    assert "apple0" in {o.name for o in ex.observe("refrigerator0", see_inside_closed=True).objects}
+
+    result = ex.execute(planned.plan)
+    assert result.success, result.message
+    assert result.steps_done == len(planned.plan)
+    # The goal holds by what the physics shows: the apple rests on the table, out of the hand.
+    assert ex.goal_reached(goal)
+    rel = ex.relations()
+    assert ("on", "apple0", "table0") in rel and ("opened", "refrigerator0") in rel
+    assert not any(a[0] == "inhand" for a in rel)
+    assert ex.world.resting_on("apple0", "table0")
+    assert ex.location_of_robot() == "table0"
+    seen = ex.observe("table0")
+    assert "apple0" in {o.name for o in seen.objects}
+    assert any(r.predicate == "on" and tuple(r.args) == ("apple0", "table0") for r in seen.relations)
+    # Several times faster than real time, IK and Python included.
+    assert ex.world.sim_seconds > 5 * sum(o.seconds for o in result.outcomes)
+
+
+def test_a_grasp_out_of_reach_fails_physically_and_the_mirror_does_not_move(scene):
+    ex = PhysicsExecutor(scene)
+    banana = {a for a in ex.relations() if "banana0" in a}
+    # The robot stands at the counter; the plan (made up) takes the banana on the table from there.
+    result = ex.execute(steps("grasp robot0 cup0 counter0 counter0", "place robot0 cup0 counter0 counter0",
+                              "take_out robot0 banana0 bowl0 table0"))
+    assert not result.success and result.steps_done == 2
+    f = result.failure
+    assert f.code == FailureCode.PHYSICAL and f.detail == "unreachable"
+    assert "m from the base centre" in f.why and "move closer" in f.suggestion
+    # The banana did not move; the cup is back on the counter.
+    assert banana and {a for a in ex.relations() if "banana0" in a} == banana
+    assert ("on", "cup0", "counter0") in ex.relations()
+
+
+def test_take_out_of_a_closed_fridge_fails_as_container_closed(scene):
+    ex = PhysicsExecutor(scene)
+    result = ex.execute(steps("move robot0 counter0 refrigerator0",
+                              "take_out robot0 apple0 refrigerator0 refrigerator0"))
+    assert not result.success and result.steps_done == 1
+    assert result.failure.code == FailureCode.PHYSICAL and result.failure.detail == "container_closed"
+    assert "refrigerator0" in result.failure.why
+    assert ex.location_of_robot() == "refrigerator0"
+    assert ("in", "apple0", "refrigerator0") in ex.relations()
+
+
+def test_steps_without_a_motion_or_by_a_person_fail_and_wetten_is_skipped(scene):
+    ex = PhysicsExecutor(scene)
+    result = ex.execute(steps("pour robot0 bucket0 water0 cup0 counter0"))
+    assert not result.success and result.failure.code == FailureCode.UNAVAILABLE
+    assert "no motion for pour" in result.failure.what
+    result = ex.execute(steps("grasp human0 plate0 table0 table0"))
+    assert not result.success and "human0" in result.failure.what
+    # wetten happens by itself (an environment action): nothing to execute.
+    wet = PlanStep("wetten", ("sponge0", "bucket0", "water0"), "")
+    assert ex.execute([wet]).success
+
+
+def test_putin_needs_an_open_container_and_room_inside(scene):
+    ex = PhysicsExecutor(scene)
+    result = ex.execute(steps("grasp robot0 cup0 counter0 counter0", "move robot0 counter0 refrigerator0",
+                              "putin robot0 cup0 refrigerator0 refrigerator0"))
+    assert not result.success and result.failure.detail == "container_closed"
+    result = ex.execute(steps("open robot0 refrigerator0 refrigerator0",
+                              "putin robot0 cup0 refrigerator0 refrigerator0"))
+    assert result.success, result.message
+    rel = ex.relations()
+    assert ("in", "cup0", "refrigerator0") in rel and ("in", "apple0", "refrigerator0") in rel
+    assert ex.goal_reached(to_dnf(parse_goal("(and (in cup0 refrigerator0) (opened refrigerator0))")))

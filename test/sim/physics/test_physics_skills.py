@@ -1,0 +1,198 @@
+"""Skills on the MuJoCo world: success and failure are read from the physics state."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import mujoco  # noqa: F401 - required (requirements/physics.txt): a broken install fails here, never skips
+
+from affplan_ros.core.files.scene_io import load_scene, parse_scene_text
+from affplan_ros.sim.physics.skills import FailureCode, Skills
+from affplan_ros.sim.physics.world import build_world
+
+KITCHEN = Path(__file__).resolve().parents[3] / "config" / "scenarios" / "kitchen.txt"
+
+
+def kitchen(**replace: str) -> Skills:
+    text = KITCHEN.read_text()
+    for old, new in replace.items():
+        text = text.replace(old, new)
+    return Skills(build_world(parse_scene_text(text) if replace else load_scene(KITCHEN)))
+
+
+def held_by_contact(sk: Skills, obj: str, side: str) -> bool:
+    pads = {sk.world.model.geom(f"{side}_pad_a").id, sk.world.model.geom(f"{side}_pad_b").id}
+    return sk.world.touching_geoms(obj, pads) == pads
+
+
+def test_navigate_and_grasp_lift_the_cup_by_contact():
+    sk = kitchen()
+    w = sk.world
+    z0 = w.position("cup0")[2]
+    assert sk.navigate("counter0", near="cup0").success
+    result = sk.grasp("cup0")
+    assert result.success, result.reason
+    side = result.details["side"]
+    assert sk.held[side] == "cup0"
+    # In the hand: both pads touch it, it rose, and it no longer touches the counter.
+    assert held_by_contact(sk, "cup0", side)
+    assert w.position("cup0")[2] > z0 + 0.07
+    assert "counter0" not in w.contacts("cup0")
+    # It stays up only because the fingers hold it: opening them drops it back onto the counter.
+    sk.control.set_gripper(side, w.spec.max_aperture)
+    w.step(w.steps(1.0))
+    assert w.position("cup0")[2] < z0 + 0.01 and "counter0" in w.contacts("cup0")
+
+
+def test_grasp_apple_from_an_open_fridge_then_place_it_on_the_table():
+    sk = kitchen(**{"closed refrigerator:0": "opened refrigerator:0"})
+    w = sk.world
+    assert sk.navigate("refrigerator0", near="apple0").success
+    grasp = sk.grasp("apple0")
+    assert grasp.success, grasp.reason
+    assert held_by_contact(sk, "apple0", grasp.details["side"])
+    assert sk.navigate("table0").success
+    # Still in the hand after driving across the room.
+    assert held_by_contact(sk, "apple0", grasp.details["side"])
+    place = sk.place("apple0", "table0")
+    assert place.success, place.reason
+    assert sk.held[grasp.details["side"]] is None
+    assert w.resting_on("apple0", "table0")
+    assert "robot0" not in w.contacts("apple0")
+    # On the table's top and clear of what stood there before.
+    centre, rot, size = w.site("table0/top")
+    local = rot.T @ (w.position("apple0") - centre)
+    assert abs(local[0]) < size[0] and abs(local[1]) < size[1]
+    for other in ("plate0", "bowl0"):
+        gap = ((w.position("apple0")[:2] - w.position(other)[:2]) ** 2).sum() ** 0.5
+        assert gap > 0.1, other
+
+
+def test_place_moves_the_cup_from_counter_to_table():
+    sk = kitchen()
+    w = sk.world
+    assert sk.grasp("cup0").success
+    assert sk.navigate("table0").success
+    result = sk.place("cup0", "table0")
+    assert result.success, result.reason
+    assert w.resting_on("cup0", "table0") and "counter0" not in w.contacts("cup0")
+
+
+def test_grasp_of_an_object_out_of_reach_fails_as_unreachable():
+    sk = kitchen()
+    w = sk.world
+    before = w.position("banana0")
+    result = sk.grasp("banana0")      # the robot stands at the counter; the banana is on the table
+    assert not result.success and result.code == FailureCode.UNREACHABLE
+    assert "reach" in result.reason
+    assert all(held is None for held in sk.held.values())
+    assert ((w.position("banana0") - before) ** 2).sum() ** 0.5 < 0.01
+
+
+def test_grasp_in_a_closed_fridge_fails_as_container_closed():
+    sk = kitchen()
+    assert sk.navigate("refrigerator0", near="apple0").success
+    result = sk.grasp("apple0")
+    assert not result.success and result.code == FailureCode.CONTAINER_CLOSED
+    assert "refrigerator0" in result.reason
+
+
+def test_grasp_of_an_object_wider_than_the_gripper_fails_as_too_large():
+    sk = kitchen()
+    assert sk.navigate("table0").success
+    result = sk.grasp("plate0")
+    assert not result.success and result.code == FailureCode.TOO_LARGE
+
+
+def test_place_on_a_full_surface_fails_with_no_free_space():
+    scene = """OBJECTS
+stool:0
+counter:0
+cup:0
+cutting_board:0
+robot:0
+END-OBJECTS
+RELATIONS
+on cup:0 counter:0
+on cutting_board:0 stool:0
+at robot:0 counter:0
+END-RELATIONS
+LOCATIONS
+counter0 counter:0 cup:0
+stool0 stool:0 cutting_board:0
+END-LOCATIONS
+"""
+    sk = Skills(build_world(parse_scene_text(scene)))
+    assert sk.grasp("cup0").success
+    assert sk.navigate("stool0").success
+    result = sk.place("cup0", "stool0")     # a 35 x 35 cm stool with a 35 x 25 cm board on it
+    assert not result.success and result.code == FailureCode.NO_FREE_SPACE
+    assert sk.held[next(s for s, h in sk.held.items() if h)] == "cup0"
+
+
+def test_physics_runs_at_least_five_times_faster_than_real_time():
+    sk = kitchen()
+    grasp = sk.grasp("cup0")
+    drive = sk.navigate("table0")
+    assert grasp.success and drive.success
+    assert sk.world.real_time_factor > 5, sk.world.real_time_factor
+    # Including the inverse kinematics and the Python around the physics.
+    for result in (grasp, drive):
+        assert result.real_time_factor > 5, (result.skill, result.real_time_factor)
+
+
+def test_open_the_fridge_take_the_apple_and_close_it_again():
+    sk = kitchen()
+    w = sk.world
+    assert sk.navigate("refrigerator0").success
+    opened = sk.open("refrigerator0")
+    assert opened.success, opened.reason
+    # The hinge really turned (about 90 degrees), and no hand is left on the handle.
+    assert w.qpos("refrigerator0/hinge") > 1.3
+    assert all(held is None for held in sk.held.values())
+    assert sk.navigate("refrigerator0", near="apple0").success
+    grasp = sk.grasp("apple0", "refrigerator0")
+    assert grasp.success, grasp.reason
+    closed = sk.close("refrigerator0")     # with the other hand
+    assert closed.success, closed.reason
+    assert abs(w.qpos("refrigerator0/hinge")) < 0.1
+    assert held_by_contact(sk, "apple0", grasp.details["side"])
+
+
+def test_open_a_drawer_and_take_the_spoon_that_came_out_with_it():
+    scene = """OBJECTS
+counter:0
+drawer:0
+spoon:0
+robot:0
+END-OBJECTS
+RELATIONS
+in spoon:0 drawer:0
+at robot:0 drawer:0
+END-RELATIONS
+LOCATIONS
+counter0 counter:0
+drawer0 drawer:0 spoon:0
+END-LOCATIONS
+"""
+    sk = Skills(build_world(parse_scene_text(scene)))
+    w = sk.world
+    assert sk.grasp("spoon0").code == FailureCode.CONTAINER_CLOSED
+    before = w.position("spoon0")
+    opened = sk.open("drawer0")
+    assert opened.success, opened.reason
+    slide = w.qpos("drawer0/slide")
+    assert slide > 0.2
+    # The spoon rode out on the drawer's bottom (friction), by about as far as the drawer slid.
+    moved = ((w.position("spoon0")[:2] - before[:2]) ** 2).sum() ** 0.5
+    assert abs(moved - slide) < 0.03
+    assert sk.navigate("drawer0", near="spoon0").success
+    grasp = sk.grasp("spoon0", "drawer0")
+    assert grasp.success, grasp.reason
+    assert sk.close("drawer0").success and w.is_closed("drawer0")
+
+
+def test_grasp_from_the_wrong_place_fails_as_not_found():
+    sk = kitchen()
+    result = sk.grasp("cup0", "table0")
+    assert not result.success and result.code == FailureCode.NOT_FOUND
+    assert "counter0" in result.reason
