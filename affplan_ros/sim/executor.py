@@ -28,6 +28,7 @@ from affplan_ros.core.model.failure import Failure, FailureCode
 from affplan_ros.core.model.memory import Memory
 from affplan_ros.core.model.records import ObjectRecord, Observation
 from affplan_ros.core.model.scene import Relation, Scene
+from affplan_ros.core.planning.planner import PlanStep
 from affplan_ros.core.planning.simulate import goal_satisfied
 from affplan_ros.core.planning.task import build_task
 from affplan_ros.sim.world import SimWorld
@@ -41,8 +42,8 @@ def always_help(request: HumanRequest, timeout_s: float) -> bool:
 class ScenarioViews:
     """What the simulated executors (this symbolic one and the physics world's) share: the record
     of a scene object, and the robot's memory at the start of a scenario built from their views.
-    A subclass has ``scene``, ``oam``, ``robot``, ``observe(location, see_inside_closed=)`` and
-    ``location_of_robot()``."""
+    A subclass has ``scene``, ``oam``, ``robot``, ``executed``, ``move_cost``, ``_costs``,
+    ``observe(location, see_inside_closed=)``, ``location_of_robot()`` and ``_open_to_look(step)``."""
 
     scene: Scene
     oam: object
@@ -74,6 +75,28 @@ class ScenarioViews:
             mem.add_location(here)
             mem.set_agent_location(self.robot, here)
         return mem
+
+    def _look(self, location: str, cost: float) -> ExploreResult:
+        """Explore's view once the robot stands at ``location`` (``cost``: of getting there). The
+        camera cannot see inside a closed container: it is opened first, a step that can fail (a
+        full hand) like any other; if it does, the result says so with what was seen outside."""
+        seen = self.observe(location)
+        step, note = closed_container_to_open(seen, location, self.robot)
+        if step is not None:
+            failure = self._open_to_look(step)
+            if failure is None:
+                opened = self._costs.get(self.robot, 1.0)
+                cost += opened
+                self.move_cost += opened
+                self.executed.append(" ".join((step.action, step.agent, *step.args)))
+                seen, note = self.observe(location), ""
+            else:
+                note += f": {failure.why or 'it did not open'}"
+        return ExploreResult(True, seen, cost=cost, note=note)
+
+    def _open_to_look(self, step: PlanStep) -> Optional[Failure]:
+        """Run the step that opens a container to look in: None when done, else why not."""
+        raise NotImplementedError
 
 
 class SimulatedExecutor(ScenarioViews):
@@ -147,20 +170,11 @@ class SimulatedExecutor(ScenarioViews):
                 return ExploreResult(False, failure=out.failure)
             cost = self._costs.get(self.robot, 1.0)
             self.move_cost += cost
-        seen = self.observe(location)
-        step, note = closed_container_to_open(seen, location, self.robot)
-        if step is not None:
-            # The camera cannot see inside a closed container: open it first, a step that can
-            # fail (a full hand) like any other; if it does, say so with what was seen outside.
-            out = self.world.execute([(step.action, step.agent, tuple(step.args))])
-            if out.success:
-                cost += self._costs.get(self.robot, 1.0)
-                self.move_cost += self._costs.get(self.robot, 1.0)
-                self.executed.append(" ".join((step.action, step.agent, *step.args)))
-                seen, note = self.observe(location), ""
-            else:
-                note += f": {out.failure.why if out.failure is not None else 'it did not open'}"
-        return ExploreResult(True, seen, cost=cost, note=note)
+        return self._look(location, cost)
+
+    def _open_to_look(self, step: PlanStep) -> Optional[Failure]:
+        out = self.world.execute([(step.action, step.agent, tuple(step.args))])
+        return None if out.success else out.failure or Failure(FailureCode.PHYSICAL, step.action, "it did not open")
 
     def execute(self, plan: Sequence) -> ExecutionResult:
         result = ExecutionResult(True)

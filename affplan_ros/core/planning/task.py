@@ -116,7 +116,7 @@ class PlanningTask:
     # Objects the domain's actions name (the compiled `free`, see derived.py): :constants of the
     # domain, left out of the problem's :objects.
     domain_constants: frozenset[str] = frozenset()
-    # The capabilities as the PDDL writes them (``free`` compiled, derived.py); ``capabilities``
+    # The capabilities as the PDDL writes them (``free``, ``enclosed`` compiled, derived.py); ``capabilities``
     # above are the source, what plans, skills and the simulation speak.
     compiled_capabilities: dict[str, Capability] = field(default_factory=dict)
 

@@ -30,12 +30,12 @@ from affplan_ros.core.agent.execution import (
     ExecutionResult,
     ExploreResult,
     StepOutcome,
-    closed_container_to_open,
 )
 from affplan_ros.core.goals.formula import Literal
 from affplan_ros.core.model.failure import Failure, FailureCode
 from affplan_ros.core.model.records import Observation
 from affplan_ros.core.model.scene import Relation, Scene
+from affplan_ros.core.planning.planner import PlanStep
 from affplan_ros.core.planning.simulate import goal_satisfied
 from affplan_ros.core.planning.task import build_task
 from affplan_ros.sim.executor import ScenarioViews
@@ -148,20 +148,12 @@ class PhysicsExecutor(ScenarioViews):
                 return ExploreResult(False, failure=self._physical(f"explore {location}", "navigate", res))
             cost = self._costs.get(self.robot, 1.0)
             self.move_cost += cost
-        seen = self.observe(location)
-        step, note = closed_container_to_open(seen, location, self.robot)
-        if step is not None:
-            # The camera cannot see inside a closed container: open it first, a motion that can
-            # fail like any other; if it does, say so with what was seen outside.
-            outcome = self._step(step)
-            if outcome.success:
-                cost += self._costs.get(self.robot, 1.0)
-                self.move_cost += self._costs.get(self.robot, 1.0)
-                self.executed.append(outcome.step)
-                seen, note = self.observe(location), ""
-            else:
-                note += f": {outcome.failure.why if outcome.failure is not None else 'it did not open'}"
-        return ExploreResult(True, seen, cost=cost, note=note)
+        return self._look(location, cost)
+
+    def _open_to_look(self, step: PlanStep) -> Optional[Failure]:
+        outcome = self._step(step)
+        return None if outcome.success else outcome.failure or Failure(
+            FailureCode.PHYSICAL, outcome.step, "it did not open")
 
     # -- execute ------------------------------------------------------------------------------
     def execute(self, plan: Sequence) -> ExecutionResult:

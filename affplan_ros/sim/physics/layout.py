@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from math import cos, pi, sin
 from typing import Sequence
 
+import numpy as np
+
 GAP = 0.35          # free space between neighbouring pieces along a wall (m)
 MIN_FREE = 2.2      # free floor in the middle of the room, per side (m)
 MIN_ROOM = 4.0
@@ -39,6 +41,11 @@ class Placement:
         dx, dy = wx - self.x, wy - self.y
         c, s = cos(self.yaw), sin(self.yaw)
         return (c * dx + s * dy, -s * dx + c * dy)
+
+    def distance(self, wx, wy):
+        """Distance from world point(s) (floats or numpy arrays) to the rectangle it stands on."""
+        lx, ly = self.to_local(wx, wy)
+        return np.hypot(np.maximum(np.abs(lx) - self.width / 2, 0.0), np.maximum(np.abs(ly) - self.depth / 2, 0.0))
 
     @property
     def front_normal(self) -> tuple[float, float]:

@@ -8,7 +8,7 @@ checked continuously (``segment_clear``), so the base drives straight lines betw
 from __future__ import annotations
 
 import heapq
-from math import cos, hypot, sin
+from math import hypot
 from typing import Optional, Sequence
 
 import numpy as np
@@ -24,13 +24,9 @@ def clearance_field(world: PhysicsWorld, xs: np.ndarray, ys: np.ndarray, exclude
     half = world.room_side / 2
     dist = np.minimum.reduce([half - gx, half + gx, half - gy, half + gy])
     for _, place in world.obstacles(exclude):
-        dx, dy = gx - place.x, gy - place.y
-        c, s = cos(place.yaw), sin(place.yaw)
-        lx, ly = c * dx + s * dy, -s * dx + c * dy
-        ex = np.maximum(np.abs(lx) - place.width / 2, 0.0)
-        ey = np.maximum(np.abs(ly) - place.depth / 2, 0.0)
-        dist = np.minimum(dist, np.hypot(ex, ey))
+        dist = np.minimum(dist, place.distance(gx, gy))
     return dist
+
 
 
 def segment_clear(world: PhysicsWorld, a: tuple[float, float], b: tuple[float, float], radius: float,
@@ -43,12 +39,7 @@ def segment_clear(world: PhysicsWorld, a: tuple[float, float], b: tuple[float, f
     if np.any(np.abs(px) > half) or np.any(np.abs(py) > half):
         return "the wall"
     for name, place in world.obstacles(exclude):
-        dx, dy = px - place.x, py - place.y
-        c, s = cos(place.yaw), sin(place.yaw)
-        lx, ly = c * dx + s * dy, -s * dx + c * dy
-        ex = np.maximum(np.abs(lx) - place.width / 2, 0.0)
-        ey = np.maximum(np.abs(ly) - place.depth / 2, 0.0)
-        if np.any(np.hypot(ex, ey) < radius):
+        if np.any(place.distance(px, py) < radius):
             return name
     return None
 
