@@ -86,6 +86,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Run the main job end to end on the built-in simulated robot and print a "
                                    "transcript.")
     p.add_argument("--task", default=None, help="task to run instead of the sample one")
+    p.add_argument("--physics", action="store_true",
+                   help="the simulated robot is the MuJoCo physics world: every step a motion judged by physics")
     p.set_defaults(func=_cmd_demo)
 
     p = sub.add_parser("up", help="bring the node suite up on this machine",
@@ -99,10 +101,12 @@ def build_parser() -> argparse.ArgumentParser:
                                    "instruction interpreter, which declines what it does not understand.",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="examples:\n  affplan up\n  affplan up --scenario config/scenarios/kitchen.txt\n"
-                              "  affplan up --robot tiago --arg namespace:=robot1")
+                              "  affplan up --physics\n  affplan up --robot tiago --arg namespace:=robot1")
     p.add_argument("--robot", default="sim", choices=["sim", "tiago", "armar"],
                    help="robot configuration (default: %(default)s)")
     p.add_argument("--scenario", help="scenario file for the simulated world (AutoGPT+P scene file or YAML)")
+    p.add_argument("--physics", action="store_true",
+                   help="(robot sim) the simulated robot is the MuJoCo physics world (launch argument physics:=true)")
     p.add_argument("--arg", action="append", metavar="NAME:=VALUE",
                    help="a launch argument, as `ros2 launch` takes it")
     p.add_argument("--quiet", action="store_true", help="do not echo the nodes' log lines")

@@ -1,9 +1,10 @@
 """``affplan demo``: the suite up on the simulated kitchen, one sample task, a readable transcript.
 
 What ``make demo`` runs: ``affplan up --robot sim`` (every node its own process, talking over
-DDS) and ``affplan ask`` with the sample task of ``config/demo.yaml``: the language backend
-picks tools round by round (Explore, then Plan), the goal is checked (syntax, Prolog) and
-corrected, Fast Downward plans, the executor runs every step on the simulated robot.
+DDS; ``make demo-physics`` adds ``--physics``: the robot is the MuJoCo world) and ``affplan
+ask`` with the sample task of ``config/demo.yaml``: the language backend picks tools round by
+round (Explore, then Plan), the goal is checked (syntax, Prolog) and corrected, Fast Downward
+plans, the executor runs every step on the simulated robot.
 """
 from __future__ import annotations
 
@@ -37,7 +38,8 @@ def run_demo(args: argparse.Namespace) -> int:
     if offline:
         say.more(CONFIGURE_HELP + " for requests it does not understand")
     launch_args = {"time_scale": str(config.get("time_scale", 0.25)),
-                   "scenario": str(path.parent / config.get("scenario", "scenarios/kitchen.yaml"))}
+                   "scenario": str(path.parent / config.get("scenario", "scenarios/kitchen.yaml")),
+                   "physics": "true" if args.physics else "false"}
     try:
         # The sample task runs the same way on every machine: nothing learned earlier changes it.
         suite = start_suite("sim", launch_args, shared_params={"knowledge_file": ""})
@@ -47,7 +49,8 @@ def run_demo(args: argparse.Namespace) -> int:
     with suite:
         say("suite", f"{len(suite.processes)} nodes up in {suite.seconds:.1f} s, each its own process "
                      f"({', '.join(p.name for p in suite.processes)}; ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']})")
-        say.more(f"simulated world: {config.get('scenario')}")
+        say.more(f"simulated world: {config.get('scenario')}"
+                 + (" as MuJoCo physics (every step a motion)" if args.physics else " (symbolic)"))
         with SuiteClient("/affplan", "affplan_demo") as client:
             outcome = client.run_task(task, say, person=Person(say, "yes"), timeout=300.0)
             if outcome is None:

@@ -196,6 +196,12 @@ def _run_up(args: argparse.Namespace, stop: StopRequest) -> int:
 
     dds_defaults()
     launch_args, shared = {}, {}
+    if getattr(args, "physics", False):
+        if args.robot != "sim":
+            print(f"affplan up: --physics is the simulated robot's world; --robot {args.robot} is a real robot",
+                  file=sys.stderr)
+            return 2
+        launch_args["physics"] = "true"
     if args.scenario:
         scenario = Path(args.scenario).expanduser().resolve()
         if not scenario.is_file():

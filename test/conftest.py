@@ -16,6 +16,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ.setdefault("ROS_DOMAIN_ID", str(10 + os.getpid() % 90))
 _FIRST_DOMAIN = int(os.environ["ROS_DOMAIN_ID"])
+# MuJoCo renders offscreen through EGL; it reads this when first imported, which a test module may
+# do before the package's sim/physics/__init__.py sets it.
+os.environ.setdefault("MUJOCO_GL", "egl")
 _module_domains: dict[str, int] = {}
 # The tests kill nodes on purpose (restarts, a skill server down). A Fast DDS shared-memory
 # segment left by a killed participant can crash the next participant that opens it (a node

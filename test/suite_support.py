@@ -21,12 +21,13 @@ STOVE_KITCHEN = {
 
 @contextmanager
 def scripted_suite(tmp: Path, scenario: Path, script: dict, *, parameters: Optional[dict] = None,
-                   time_scale: str = "0.25", log_level: str = "warn"):
+                   time_scale: str = "0.25", log_level: str = "warn", physics: bool = False):
     """The sim suite as separate processes from launch/sim.launch.xml on ``scenario``, its
     language backend the scripted answers ``script`` (per task and kind of question) on the
     local chat-completions server. ``parameters``: values for every node (``/**``) over
-    config/sim.yaml. Yields (suite, env); on the way out the suite stops, each node's log is
-    kept in ``tmp``, and every node must have exited cleanly."""
+    config/sim.yaml; ``physics``: the simulated robot is the MuJoCo world. Yields (suite, env);
+    on the way out the suite stops, each node's log is kept in ``tmp``, and every node must have
+    exited cleanly."""
     import yaml
     from scripted_llm import ScriptedTasks
 
@@ -49,7 +50,8 @@ def scripted_suite(tmp: Path, scenario: Path, script: dict, *, parameters: Optio
            "AFFPLAN_FAST_PATH": "0"}
     try:
         started = start_suite("sim", {"scenario": str(scenario), "params": str(tmp / "params.yaml"),
-                                      "time_scale": time_scale, "log_level": log_level}, env=env)
+                                      "time_scale": time_scale, "log_level": log_level,
+                                      "physics": "true" if physics else "false"}, env=env)
     except BaseException:
         server.stop()
         raise

@@ -43,6 +43,12 @@ def test_a_bench_setup_error_exits_2_with_a_message(tmp_path, capsys):
     assert "Traceback" not in err and not (tmp_path / "out").exists()
 
 
+def test_physics_is_refused_for_a_real_robot_before_anything_starts(capsys):
+    assert main(["up", "--robot", "tiago", "--physics"]) == 2
+    err = capsys.readouterr().err
+    assert "--physics is the simulated robot's world" in err and "Traceback" not in err
+
+
 # -- the options every benchmark shares (affplan_ros/bench/frame.py) ------------------------------
 
 BENCHMARKS = [b.name for b in frame.BENCHMARKS]

@@ -25,12 +25,16 @@ def test_each_robot_launch_file_names_real_executables_and_parameter_sections(ro
 
 
 def test_arguments_override_and_substitute(tmp_path):
-    desc = parse_launch(launch_file("sim"), {"namespace": "robot1", "time_scale": "0", "scenario": "/x.yaml"})
+    desc = parse_launch(launch_file("sim"), {"namespace": "robot1", "time_scale": "0", "scenario": "/x.yaml",
+                                             "physics": "true"})
     sim = desc.node("sim_world")
-    assert sim.namespace == "/robot1" and sim.params == {"scenario": "/x.yaml", "time_scale": "0"}
+    assert sim.namespace == "/robot1" and sim.params == {"scenario": "/x.yaml", "time_scale": "0", "physics": "true",
+                                                         "camera_rate_hz": "2.0"}
     own = sim.ros_args()[-1]                             # the node's own parameters come last and win
     assert yaml.safe_load(open(own)) == {
-        "/robot1/sim_world": {"ros__parameters": {"scenario": "/x.yaml", "time_scale": 0}}}
+        "/robot1/sim_world": {"ros__parameters": {"scenario": "/x.yaml", "time_scale": 0, "physics": True,
+                                                  "camera_rate_hz": 2.0}}}
+    assert parse_launch(launch_file("sim")).node("sim_world").params["physics"] == "false"  # symbolic by default
     assert sim.args == ["--ros-args", "--log-level", "info"] and sim.params_files[0].endswith("config/sim.yaml")
     assert desc.args["time_scale"][0] == "0"
     with pytest.raises(LaunchError, match="has no argument"):
@@ -58,7 +62,8 @@ def test_single_process_composition_keeps_every_parameter(tmp_path):
     assert files[0].endswith("config/sim.yaml") and len(files) == 3          # + sim_world's and memory's own
     sim = yaml.safe_load(open(files[1]))
     assert sim == {"/affplan/sim_world": {"ros__parameters": {"scenario": sim["/affplan/sim_world"]["ros__parameters"]
-                                                             ["scenario"], "time_scale": 0}}}
+                                                             ["scenario"], "time_scale": 0,
+                                                             "physics": False, "camera_rate_hz": 2.0}}}
 
 
 def test_a_recovery_scenario_is_also_the_robot_model_of_every_node():

@@ -14,6 +14,10 @@ publishes the view on ``observation`` (latched SceneObservation, what a percepti
 publishes), so memory merges it. Objects at locations the scenario marks unexplored are in the
 world but unknown to the robot until it looks there.
 
+With ``physics:=true`` the world is a MuJoCo physics world built from the same scene
+(sim/physics/served.py): a skill goal runs the step's motions, and the physics state, not the
+planner's model, says whether it worked; the camera reads what it sees from the physics too.
+
 ``reset_world`` (std_srvs/Trigger) puts the world back as the scenario starts (with
 ResetMemory, a fresh start for tests and benchmarks without restarting anything).
 """
@@ -39,12 +43,13 @@ from affplan_ros.msg import SceneObservation
 from affplan_ros.nodes.base import (
     AGENT_PARAMS,
     LATCHED_QOS,
+    SENSOR_QOS,
     agent_profiles,
     guarded_execute,
     run_node,
     serve,
 )
-from affplan_ros.nodes.convert import failure_to_msg, message_fields, skill_goal_problem
+from affplan_ros.nodes.convert import failure_to_msg, image_msg, message_fields, skill_goal_problem
 from affplan_ros.nodes.convert_memory import relation_to_msg, scene_object_msg
 from affplan_ros.nodes.params import Param, declare_params
 from affplan_ros.sim.executor import SimulatedExecutor
@@ -54,6 +59,8 @@ from affplan_ros.srv import Observe
 
 # The virtual camera image the simulated detections' bounding boxes refer to.
 IMAGE_WIDTH, IMAGE_HEIGHT = 640, 480
+
+CAMERA_FRAME = "head_camera_optical"  # the physics camera's frames (z forward, x right, y down)
 
 # Seconds a real robot would take per skill, before time_scale.
 DURATIONS = {"Navigate": 4.0, "Grasp": 3.0, "Place": 2.5, "Pour": 4.0, "Handover": 3.0,
@@ -67,6 +74,12 @@ PARAMS = (
     Param("oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)"),
     Param("time_scale", 1.0, "multiplies every skill's duration (0 = instant)", minimum=0),
     Param("robot_agent", "robot0", "the robot's name in the plans"),
+    Param("physics", False, "judge every skill by a MuJoCo physics world (sim/physics) instead of the "
+          "symbolic ground truth: motions, contacts and a camera that does not see through doors"),
+    Param("camera_rate_hz", 0.0, "physics: head camera frames per second on camera/image_raw, "
+          "camera/depth/image_raw, camera/camera_info, camera/pose (0 = none)", minimum=0),
+    Param("camera_width", 320, "physics: camera image width, pixels", minimum=16),
+    Param("camera_height", 240, "physics: camera image height, pixels", minimum=16),
 )
 
 
@@ -74,13 +87,18 @@ class SimWorldNode(Node):
     def __init__(self) -> None:
         super().__init__("sim_world")
         p = declare_params(self, PARAMS + AGENT_PARAMS)
-        self.time_scale, self.robot = p.time_scale, p.robot_agent
+        self.time_scale, self.robot, self.physics = p.time_scale, p.robot_agent, p.physics
         profiles = agent_profiles(p)
         path = config_file("scenarios/kitchen.txt", p.scenario)
         try:
             loaded = load_scenario(path)
             scene = loaded.scene
-            if loaded.recovery is not None:
+            if p.physics and loaded.recovery is not None:
+                raise ValueError(f"{path} is a recovery scenario: its hidden rules are symbolic, the physics "
+                                 "world cannot enforce them (run it with physics:=false)")
+            if p.physics:
+                self.sim = self._physics_world(scene, load_oam(p.oam_file or None), agents_for_scene(scene, profiles))
+            elif loaded.recovery is not None:
                 # A recovery scenario: its hidden rules hold in this world, and a failed skill
                 # reports the structured observation (violated literals, observed facts).
                 self.sim = ScenarioExecutor(loaded.recovery)
@@ -89,7 +107,8 @@ class SimWorldNode(Node):
                 # The simulated executor holds the ground-truth world and what a camera sees in it.
                 self.sim = SimulatedExecutor(scene, oam=load_oam(p.oam_file or None),
                                              agents=agents_for_scene(scene, profiles), robot=self.robot)
-            self.world = self.sim.world
+            # The physics adapter is both the world the skills act on and the camera.
+            self.world = self.sim if p.physics else self.sim.world
             self.skill_map = SkillMap.from_file(config_file("skills.yaml", p.skills_file))
         except (OSError, ValueError) as exc:  # ScenarioError, SkillMapError, OamFormatError are ValueErrors
             raise ValueError(f"cannot load the simulated world: {exc}") from exc
@@ -104,10 +123,29 @@ class SimWorldNode(Node):
             for skill in self.skill_map.skill_types()
         ]
         self.observation_pub = self.create_publisher(SceneObservation, "observation", LATCHED_QOS)
+        self.stream = None
+        if self.physics and p.camera_rate_hz > 0:
+            self._camera_publishers()
+            from affplan_ros.sim.physics.served import FrameStream
+
+            self.stream = FrameStream(self.sim, self._publish_frame, p.camera_rate_hz, p.camera_width,
+                                      p.camera_height, on_error=self.get_logger().error)
         serve(self, Observe, "observe", self._on_observe, group)
         serve(self, Trigger, "reset_world", self._on_reset, group)
         self.get_logger().info(f"simulated world from {path}: {len(self.world.task.object_types)} objects, "
-                               f"{len(self._skill_servers)} skill servers, time_scale {self.time_scale}")
+                               f"{len(self._skill_servers)} skill servers, "
+                               + ("physics (MuJoCo)" if p.physics else f"time_scale {self.time_scale}"))
+
+    def _physics_world(self, scene, oam, agents):
+        # Imported here: MuJoCo and mink load only when the physics world is asked for.
+        from affplan_ros.sim.physics.executor import PhysicsExecutor
+        from affplan_ros.sim.physics.served import PhysicsSkillWorld
+
+        world = PhysicsSkillWorld(lambda: PhysicsExecutor(scene, oam=oam, agents=agents, robot=self.robot))
+        self.get_logger().info(f"physics world built in {world.build_seconds:.1f} s")
+        for warning in world.warnings:
+            self.get_logger().warn(f"physics world: {warning}")
+        return world
 
     def _execute(self, skill: str, action_type, goal_handle):
         problem = skill_goal_problem(goal_handle.request)
@@ -122,7 +160,8 @@ class SimWorldNode(Node):
         intended = goal_handle.request.step.action
         candidates.sort(key=lambda c: c[0] != intended)
         started = time.monotonic()
-        duration = DURATIONS.get(skill, 3.0) * self.time_scale
+        # The physics takes the time its motions take; the symbolic world waits as a robot would.
+        duration = 0.0 if self.physics else DURATIONS.get(skill, 3.0) * self.time_scale
         # Move "in real time" first; the effect happens at the end, so a cancel leaves no trace.
         while time.monotonic() - started < duration:
             if goal_handle.is_cancel_requested:
@@ -140,6 +179,42 @@ class SimWorldNode(Node):
             goal_handle.abort()
             self.get_logger().warn(f"{skill} failed: {outcome.failure.feedback()}")
         return self._result(action_type, outcome.success, started, outcome.failure)
+
+    def _camera_publishers(self) -> None:
+        from geometry_msgs.msg import PoseStamped
+        from sensor_msgs.msg import CameraInfo, Image
+
+        self.image_pub = self.create_publisher(Image, "camera/image_raw", SENSOR_QOS)
+        self.depth_pub = self.create_publisher(Image, "camera/depth/image_raw", SENSOR_QOS)
+        self.info_pub = self.create_publisher(CameraInfo, "camera/camera_info", SENSOR_QOS)
+        self.pose_pub = self.create_publisher(PoseStamped, "camera/pose", SENSOR_QOS)
+
+    def _publish_frame(self, frame) -> None:
+        """One rendered frame as a real RGB-D camera driver publishes it (optical frame)."""
+        from geometry_msgs.msg import PoseStamped
+        from sensor_msgs.msg import CameraInfo
+        from std_msgs.msg import Header
+
+        header = Header(stamp=self.get_clock().now().to_msg(), frame_id=CAMERA_FRAME)
+        self.image_pub.publish(image_msg(frame.rgb, "rgb8", header))
+        if frame.depth is not None:
+            self.depth_pub.publish(image_msg(frame.depth, "32FC1", header))
+        k = [frame.fx, 0.0, frame.cx, 0.0, frame.fy, frame.cy, 0.0, 0.0, 1.0]
+        self.info_pub.publish(CameraInfo(header=header, width=frame.width, height=frame.height,
+                                         distortion_model="plumb_bob", d=[0.0] * 5, k=k,
+                                         r=[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0],
+                                         p=[frame.fx, 0.0, frame.cx, 0.0, 0.0, frame.fy, frame.cy, 0.0,
+                                            0.0, 0.0, 1.0, 0.0]))
+        pose = PoseStamped(header=Header(stamp=header.stamp, frame_id="map"))
+        pose.pose.position.x, pose.pose.position.y, pose.pose.position.z = (float(v) for v in frame.position)
+        o = pose.pose.orientation
+        o.x, o.y, o.z, o.w = frame.quaternion_xyzw
+        self.pose_pub.publish(pose)
+
+    def destroy_node(self):
+        if self.stream is not None:
+            self.stream.stop()
+        return super().destroy_node()
 
     def _on_reset(self, _request, response):
         self.world.reset()  # waits for a running skill's effect (the world's lock)
@@ -163,7 +238,9 @@ class SimWorldNode(Node):
             response.message = (f"the robot is at {here or 'no known location'}, it cannot see {where}; "
                                 "navigate there first")
             return response
-        with self.world._lock:  # a consistent view while skills may be running
+        if self.physics:
+            self.sim.look_at(where)  # the head turns to the place, so the camera frames show it
+        with self.world.lock:  # a consistent view while skills may be running
             seen = self.sim.observe(where)
         msg = SceneObservation(location=where)
         msg.header.stamp = self.get_clock().now().to_msg()

@@ -39,7 +39,7 @@ class SimWorld:
         self.task = task or build_task(scene)
         self.state: set[Atom] = initial_state(self.task)
         self._initial = frozenset(self.state)
-        self._lock = threading.Lock()  # skill servers run concurrently
+        self.lock = threading.Lock()  # skill servers run concurrently (and the camera reads)
         # Preconditions with the guards the generated domain adds (the actor's capability, each
         # parameter's affordance): the world enforces the same, so a cup cannot be "opened".
         self._preconditions = {name: full_condition(cap)[0] for name, cap in self.task.capabilities.items()}
@@ -49,7 +49,7 @@ class SimWorld:
         return (predicate, *(self.task._map(a) for a in args)) in self.state
 
     def reset(self) -> None:
-        with self._lock:
+        with self.lock:
             self.state = set(self._initial)
 
     # -- acting ----------------------------------------------------------------------------
@@ -58,7 +58,7 @@ class SimWorld:
         if not candidates:
             return Outcome(False, failure=Failure(FailureCode.INVALID, "", "the skill goal matches no known action",
                                                   "its fields do not fill any capability of the domain"))
-        with self._lock:
+        with self.lock:
             explanations = []
             for action, agent, args in candidates:
                 text = f"{action}({', '.join([agent, *args])})"

@@ -34,6 +34,19 @@ def test_demo_runs_the_sample_task_end_to_end():
     assert "apple0 in the hand of human0" in out          # the memory knows the result
 
 
+def test_demo_runs_on_the_physics_world():
+    """`affplan demo --physics` (make demo-physics): the same task, each step a MuJoCo motion."""
+    done = run_demo("--physics", env={"AFFPLAN_LLM_BASE_URL": ""})
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert "as MuJoCo physics (every step a motion)" in out
+    # The physics camera does not see into the closed fridge either: the robot opens it to look.
+    assert "succeeded: open(robot0, refrigerator0, refrigerator0)" in out
+    assert "Explored refrigerator0: found apple0" in out
+    assert "succeeded: handover(robot0, human0, apple0)" in out and "SUCCESS (done)" in out
+    assert "apple0 in the hand of human0" in out
+
+
 def test_demo_declines_a_task_the_offline_interpreter_does_not_understand():
     done = run_demo("--task", "make me a sandwich", env={"AFFPLAN_LLM_BASE_URL": ""})
     assert done.returncode == 2, done.stdout + done.stderr

@@ -19,6 +19,12 @@ Usage::
 """
 from __future__ import annotations
 
+import os
+
+# Offscreen rendering on the CPU through EGL (Mesa); MuJoCo reads this once, when it is first
+# imported, so it is set here, before any module of this package imports mujoco.
+os.environ.setdefault("MUJOCO_GL", "egl")
+
 from affplan_ros.sim.physics.skills import FailureCode, SkillResult, Skills
 from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind, build_world
 

@@ -38,6 +38,7 @@ DOOR_OPEN = 1.6            # rad: the angle an "opened" door starts at
 DOOR_RANGE = 1.9
 HANDLE_HEIGHT = 1.0        # preferred world height of a door handle
 INVISIBLE = 'rgba="0 0 0 0" group="5"'
+PERSON_HAND_HEIGHT = 1.0   # m: where a standing person takes or holds out an object
 
 
 @dataclass(frozen=True)
@@ -279,7 +280,19 @@ def object_xml(name: str, class_name: str, props: ObjectProperties, pos: tuple[f
 
 
 def human_xml(name: str, x: float, y: float) -> str:
-    """A person standing (a static capsule): an obstacle for the base and a handover partner."""
+    """A person standing (a static capsule): an obstacle for the base and a handover partner.
+    The hand is a mocap body (moved by the world, not by forces: the person reaches out to where
+    the robot presents something) that touches nothing; it holds an object through a weld
+    (``PhysicsWorld.grip``)."""
     return (f'<body name="{name}" pos="{x:.4f} {y:.4f} 0">'
             f'<geom name="{name}" type="capsule" fromto="0 0 0.25 0 0 1.5" size="0.22" {WORLD_COLLISION} '
-            'rgba="0.9 0.75 0.6 1"/></body>')
+            'rgba="0.9 0.75 0.6 1"/></body>'
+            f'<body name="{name}/hand" mocap="true" pos="{x:.4f} {y:.4f} {PERSON_HAND_HEIGHT}">'
+            '<geom type="sphere" size="0.035" contype="0" conaffinity="0" rgba="0.9 0.7 0.55 1"/>'
+            f'<site name="{name}/hand" size="0.01"/></body>')
+
+
+def grip_xml(person: str, obj: str) -> str:
+    """The weld by which ``person``'s hand can hold ``obj``: off until the world switches it on,
+    with the relative pose they have at that moment."""
+    return f'<weld name="{person}/grip/{obj}" body1="{person}/hand" body2="{obj}" active="false"/>'

@@ -13,9 +13,10 @@ tool-selection loop and the benchmarks can run either. Each plan step becomes sk
 * ``place o s a`` / ``stack o s a``: place on ``s``'s top; ``putin o c a``: into ``c``'s inner space;
 * ``open x a`` / ``close x a``: the door or drawer along its joint (the robot must be at ``a``);
 * ``wetten`` (environment action, actor-less): skipped, as the symbolic executor does;
-* pour, fill, handover, receive_object, chop, wet_swipe, heat_liquid, and lids: no motion yet.
+* ``handover o p``: hold ``o`` out to the person, who grips it (``handover.py``);
+* pour, fill, receive_object, chop, wet_swipe, heat_liquid, and lids: no motion yet.
   They fail (code UNAVAILABLE, "no motion for ... in the physics world yet"), never pretend;
-* a person's steps fail too: there is no person model that acts.
+* a person's own steps fail: the person model takes what it is handed and does nothing else.
 
 A step succeeds only if its skills say so. What holds afterwards is read back from the physics
 (``relations.py``) for observe() and goal_reached(), never copied from the PDDL effects.
@@ -39,6 +40,7 @@ from affplan_ros.core.planning.planner import PlanStep
 from affplan_ros.core.planning.simulate import goal_satisfied
 from affplan_ros.core.planning.task import build_task
 from affplan_ros.sim.executor import ScenarioViews
+from affplan_ros.sim.physics.handover import handover
 from affplan_ros.sim.physics.relations import Anchors, Atom, read_relations
 from affplan_ros.sim.physics.skills import FailureCode as Physical
 from affplan_ros.sim.physics.skills import SkillResult, Skills
@@ -48,8 +50,7 @@ from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind, build_world
 NO_MOTION = {
     "pour": "tilting a held container over another",
     "fill": "pouring a liquid from a held container",
-    "handover": "handing an object to a person (no person model)",
-    "receive_object": "taking an object from a person (no person model)",
+    "receive_object": "taking an object from a person",
     "chop": "cutting with a held knife",
     "wet_swipe": "wiping a surface with a held tool",
     "heat_liquid": "heating a liquid",
@@ -190,7 +191,7 @@ class PhysicsExecutor(ScenarioViews):
             elif step.agent in self._humans or step.agent != self.robot:
                 outcome.failure = Failure(
                     FailureCode.UNAVAILABLE, text, f"{step.agent} cannot act in the physics world",
-                    "there is no person model that carries out steps yet", "plan the step for the robot",
+                    "the person model only takes what it is handed", "plan the step for the robot",
                     detail="no_person_model", recoverable=True)
             else:
                 outcome.failure = self._robot_step(text, step.action, tuple(step.args))
@@ -211,6 +212,9 @@ class PhysicsExecutor(ScenarioViews):
                            detail="no_motion", recoverable=False)
         if action == "move":
             return self._check(text, "navigate", self._skill(sk.navigate, self._place_of(args[-1])))
+        if action == "handover":
+            recipient, obj = args
+            return self._check(text, "handover", self._skill(handover, sk, obj, recipient))
         if action in ("grasp", "take_out"):
             obj, source, at = args
             self._line_up(at, obj)

@@ -4,6 +4,7 @@ After every step the executor asks :func:`read_relations` what holds now, so tha
 goal_reached() judge what the physics did:
 
 * ``inhand o robot``: a hand the skills closed on ``o`` and both finger pads touch it;
+  ``inhand o person``: the person's hand grips ``o`` (their weld is on) and ``o`` hangs there;
 * ``in o c``: ``o``'s centre lies in ``c``'s inner volume (the innermost container wins: an apple
   in a bowl in the fridge is in the bowl);
 * ``on o s``: ``o`` touches ``s`` and its bottom is at ``s``'s top surface, within the surface's
@@ -33,6 +34,7 @@ AT_DISTANCE = 0.75     # m from the base centre to a location's footprint that c
 NEAR_PERSON = 0.8      # m from the base centre to a person's centre (navigate stands 0.6 m off)
 ON_TOLERANCE = 0.03    # m between an object's bottom and a surface it rests on
 OPENED_FRACTION = 0.6  # of a joint's range: a robot arm fits through (PhysicsWorld.is_open)
+PERSON_HOLD = 0.25     # m from a person's hand to the centre of an object their grip holds
 
 Atom = tuple[str, ...]
 
@@ -141,6 +143,10 @@ def read_relations(world: PhysicsWorld, skills: Skills, scene: Scene, anchors: A
         if _held(world, skills, name, touching):
             atoms.add(("inhand", name, robot))
             atoms.add(("hand_occupied", robot))
+            continue
+        person = world.grips.get(name)
+        if person is not None and np.linalg.norm(world.position(name) - world.person_hand(person)) < PERSON_HOLD:
+            atoms.add(("inhand", name, person))
             continue
         container = _container_of(world, skills, name)
         if container is not None:

@@ -42,6 +42,7 @@ from affplan_ros.sim.physics.bodies import (
     Rect,
     furniture_kind,
     furniture_xml,
+    grip_xml,
     human_xml,
     object_geometry,
     object_xml,
@@ -139,6 +140,7 @@ class PhysicsWorld:
         self.warnings = warnings
         self.liquids: dict[str, dict[str, float]] = {}     # container -> liquid -> litres
         self.closed_lids: set[str] = set()                 # containers whose lid is on (not bodies)
+        self.grips: dict[str, str] = {}                    # object -> the person whose hand holds it
         self.wall_seconds = 0.0
         self.sim_seconds = 0.0
         self._owner = np.full(model.ngeom, "", dtype=object)
@@ -271,6 +273,37 @@ class PhysicsWorld:
         return not thing.joint or self.qpos(thing.joint) <= 0.05 * thing.joint_open
 
     # -- where the robot stands ----------------------------------------------------------------
+    # -- people's hands ----------------------------------------------------------------------
+    def person_hand(self, person: str) -> np.ndarray:
+        return self.data.site(f"{person}/hand").xpos.copy()
+
+    def reach_out(self, person: str, point: np.ndarray) -> None:
+        """The person's hand goes to ``point`` (a mocap body: placed, not pushed; it touches nothing)."""
+        body = self.model.body(f"{person}/hand").id
+        self.data.mocap_pos[self.model.body_mocapid[body]] = np.asarray(point, float)
+        mujoco.mj_forward(self.model, self.data)
+
+    def grip(self, person: str, obj: str) -> None:
+        """``person``'s hand closes on ``obj`` as they are now: the weld's reference pose is set to
+        their present relative pose, then the weld is switched on."""
+        eq = self.model.equality(f"{person}/grip/{obj}").id
+        hand, body = self.data.body(f"{person}/hand"), self.data.body(obj)
+        rot = hand.xmat.reshape(3, 3)
+        rel_quat = np.zeros(4)
+        inv = np.zeros(4)
+        mujoco.mju_negQuat(inv, hand.xquat)
+        mujoco.mju_mulQuat(rel_quat, inv, body.xquat)
+        self.model.eq_data[eq, 0:3] = 0.0                          # anchor: body2's origin
+        self.model.eq_data[eq, 3:6] = rot.T @ (body.xpos - hand.xpos)
+        self.model.eq_data[eq, 6:10] = rel_quat
+        self.data.eq_active[eq] = 1
+        self.grips[obj] = person
+
+    def release(self, obj: str) -> None:
+        person = self.grips.pop(obj, None)
+        if person is not None:
+            self.data.eq_active[self.model.equality(f"{person}/grip/{obj}").id] = 0
+
     def approach_pose(self, location: str, lateral: float = 0.0) -> BasePose:
         """Base pose in front of a piece of furniture (or a floor-standing thing), facing it;
         ``lateral`` shifts it along the piece's width (its local x)."""
@@ -348,6 +381,7 @@ class _Builder:
         self.surfaces: dict[tuple[str, str], _Surface] = {}
         self.poses: dict[str, tuple[float, float, float, float]] = {}   # object -> x, y, z, yaw
         self.xml: list[str] = []
+        self.grips: list[str] = []
         self.robot_name = "robot0"
         self.robot_at: Optional[str] = None
         self.humans: dict[str, Optional[str]] = {}
@@ -533,6 +567,9 @@ class _Builder:
         for name, (x, y, z, yaw) in self.poses.items():
             thing = self.things[name]
             self.xml.append(object_xml(name, thing.class_name, thing.props, (x, y, z), yaw))
+        # Each person's hand can hold each carryable object (a weld, off until handed over).
+        self.grips = [grip_xml(person, name) for person in self.humans for name in self.poses
+                      if self.things[name].kind == ThingKind.OBJECT]
 
 
 def _hinge_side(name: str, place: Placement, placements: dict[str, Placement], room_side: float) -> int:
@@ -600,7 +637,8 @@ def _scene_xml(builder: _Builder, side: float, spec: RobotSpec) -> str:
         # The base body stays at the origin: its slide and hinge values are its world pose.
         + robot_body_xml(spec, mobile=True)
         + '</worldbody>'
-        f'<actuator>{robot_actuator_xml(spec, mobile=True)}</actuator>'
+        + (f'<equality>{"".join(builder.grips)}</equality>' if builder.grips else '')
+        + f'<actuator>{robot_actuator_xml(spec, mobile=True)}</actuator>'
         '</mujoco>'
     )
 

@@ -1,0 +1,47 @@
+"""The head camera of the physics world: frames, intrinsics, pose, pointing the head."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import mujoco  # noqa: F401 - required (requirements/physics.txt): a broken install fails here, never skips
+import numpy as np
+import pytest
+
+from affplan_ros.core.files.scene_io import load_scene
+from affplan_ros.sim.physics.camera import HeadCamera, head_angles
+from affplan_ros.sim.physics.control import RobotControl
+from affplan_ros.sim.physics.world import build_world
+
+KITCHEN = Path(__file__).resolve().parents[3] / "config" / "scenarios" / "kitchen.txt"
+
+
+def test_the_head_looks_at_the_cup_and_the_depth_image_agrees_with_the_geometry():
+    world = build_world(load_scene(KITCHEN))
+    camera = HeadCamera(world, 320, 240)
+    try:
+        cup = world.position("cup0")
+        pan, tilt = head_angles(world, cup)
+        assert RobotControl(world).follow([{"head_pan": pan, "head_tilt": tilt}]).ok
+        frame = camera.render()
+        assert frame.rgb.shape == (240, 320, 3) and frame.rgb.dtype == np.uint8
+        assert frame.depth.shape == (240, 320) and frame.depth.dtype == np.float32
+        # The cup's centre projects near the image centre, and the depth there is the distance
+        # to the cup's near side: a little less than to its centre, never more.
+        u, v, z = frame.pixel_of(cup)
+        assert abs(u - frame.cx) < 25 and abs(v - frame.cy) < 25, (u, v)
+        measured = float(frame.depth[int(round(v)), int(round(u))])
+        assert z - 0.06 < measured <= z + 0.01, (measured, z)
+        # The pixel shows the cup, not the counter behind it: a pixel beside the cup is farther away.
+        assert float(frame.depth[int(round(v)), min(int(round(u)) + 40, 319)]) > measured
+        # Looking the other way, the cup is out of the picture.
+        assert RobotControl(world).follow([{"head_pan": pan + 1.2 if pan < 0 else pan - 1.2}]).ok
+        seen = camera.render().pixel_of(cup)
+        assert seen is None or not (0 <= seen[0] < 320)
+    finally:
+        camera.close()
+
+
+def test_a_too_small_image_is_refused():
+    world = build_world(load_scene(KITCHEN))
+    with pytest.raises(ValueError, match="too small"):
+        HeadCamera(world, 8, 8)
