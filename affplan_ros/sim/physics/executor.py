@@ -223,7 +223,9 @@ class PhysicsExecutor(ScenarioViews):
             obj, target, at = args
             self._line_up(at, target)
             skill = sk.putin if action == "putin" else sk.place
-            return self._check(text, skill.__name__, self._skill(skill, obj, target))
+            # Standing at the step's place, the base may move along it to reach a free spot.
+            along = self._place_of(at) if self.location_of_robot() == at else None
+            return self._check(text, skill.__name__, self._skill(skill, obj, target, along))
         if action in ("open", "close"):
             obj, at = args
             thing = self.world.things.get(obj)

@@ -51,6 +51,7 @@ HANDLE_LATERAL = (0.15, 0.0, -0.12)   # m to the grasping arm's side (mirrored p
 HANDLE_PRE = 0.10        # m back from the handle the hand comes from
 DOOR_TARGET = 1.6        # rad a door is opened to (about 90 degrees)
 OPENED = 0.7             # fraction of the joint range that counts as opened
+ARM_SIDE_OFFSET = 0.2    # m to its side of the base's centre line where an arm works best
 
 
 class FailureCode(str, Enum):
@@ -115,19 +116,22 @@ class Skills:
         return None
 
     # -- navigate ------------------------------------------------------------------------------
-    def navigate(self, location: str, near: Optional[str] = None) -> SkillResult:
-        """Drive to stand in front of ``location``; with ``near``, opposite that object."""
-        return self._run("navigate", self._navigate, location, near)
+    def navigate(self, location: str, near: Optional[str] = None,
+                 point: Optional[np.ndarray] = None) -> SkillResult:
+        """Drive to stand in front of ``location``; with ``near``, opposite that object; with
+        ``point`` (world xy), opposite that point."""
+        return self._run("navigate", self._navigate, location, near, point)
 
-    def _navigate(self, location: str, near: Optional[str]) -> SkillResult:
+    def _navigate(self, location: str, near: Optional[str], point: Optional[np.ndarray] = None) -> SkillResult:
         if location not in self.world.things or self.world.things[location].placement is None:
             return self._fail(FailureCode.UNKNOWN, f"{location!r} is not a place in the physics world")
         place = self.world.things[location].placement
         assert place is not None
         lateral = 0.0
         if near is not None and near in self.world.things and self.world.things[near].body_id >= 0:
-            p = self.world.position(near)
-            lateral = place.to_local(p[0], p[1])[0]
+            point = self.world.position(near)
+        if point is not None:
+            lateral = place.to_local(point[0], point[1])[0]
         goal = self.world.approach_pose(location, lateral)
         tuck = self._tuck()
         if not tuck.ok:
@@ -372,16 +376,18 @@ class Skills:
         return abs(local[0]) <= size[0] + 0.02 and abs(local[1]) <= size[1] + 0.02 and -0.02 <= local[2] <= 0.5
 
     # -- place ---------------------------------------------------------------------------------
-    def place(self, obj: str, support: str) -> SkillResult:
-        """Put the held ``obj`` down on a free spot of ``support``'s top surface."""
-        return self._run("place", self._place, obj, support, "top")
+    def place(self, obj: str, support: str, along: Optional[str] = None) -> SkillResult:
+        """Put the held ``obj`` down on a free spot of ``support``'s top surface. ``along``: the
+        place the robot stands at (a table under a board); when no free spot is within reach, the
+        base moves along it to stand opposite the nearest free spots (a few tries)."""
+        return self._run("place", self._place, obj, support, "top", along)
 
-    def putin(self, obj: str, container: str) -> SkillResult:
+    def putin(self, obj: str, container: str, along: Optional[str] = None) -> SkillResult:
         """Put the held ``obj`` into ``container``: a free spot on its inner floor (a bowl's bottom, a
         fridge's shelf, a drawer's box), which must be open; the object must fit its opening."""
-        return self._run("putin", self._putin, obj, container)
+        return self._run("putin", self._putin, obj, container, along)
 
-    def _putin(self, obj: str, container: str) -> SkillResult:
+    def _putin(self, obj: str, container: str, along: Optional[str] = None) -> SkillResult:
         w = self.world
         side = self.holding(obj)
         if side is None:
@@ -411,7 +417,7 @@ class Skills:
             return self._fail(FailureCode.TOO_LARGE, f"{obj} ({2 * foot[0] * 100:.0f} x {2 * foot[1] * 100:.0f} cm as "
                               f"held) does not fit the {2 * size[0] * 100:.0f} x {2 * size[1] * 100:.0f} cm inside "
                               f"of {container}", footprint=foot)
-        result = self._place(obj, container, "inner")
+        result = self._place(obj, container, "inner", along)
         if result.success and not self.inside(obj, container):
             return self._fail(FailureCode.SLIPPED, f"{obj} came to rest on {container} but not inside it")
         return result
@@ -428,7 +434,7 @@ class Skills:
         return (abs(local[0]) <= size[0] + 0.02 and abs(local[1]) <= size[1] + 0.02
                 and -0.02 <= local[2] <= inner_height(w, container))
 
-    def _place(self, obj: str, support: str, surface: str) -> SkillResult:
+    def _place(self, obj: str, support: str, surface: str, along: Optional[str] = None) -> SkillResult:
         w = self.world
         side = self.holding(obj)
         if side is None:
@@ -449,21 +455,37 @@ class Skills:
         # Where the object hangs below the TCP now decides where the TCP must be for it to stand.
         below = tcp[2] - (obj_pos[2] - geo.half[2])
         hand = (obj_pos - tcp)[:2]
-        base = w.base_pose()
-        spots = self._free_spots(support, site, obj, geo.half, base)
+        spots = self._free_spots(support, site, obj, geo.half, w.base_pose(), side)
         if not spots:
             return self._fail(FailureCode.NO_FREE_SPACE, f"no free spot on {support} for {obj} "
                               f"({2 * geo.half[0] * 100:.0f} x {2 * geo.half[1] * 100:.0f} cm)")
         yaw_now = self._tcp_yaw(side)
-        plan = None
-        for spot in spots:
-            target = np.array([spot[0] - hand[0], spot[1] - hand[1], centre[2] + below + RELEASE_GAP])
-            plan = self._plan_vertical(side, target, [yaw_now, yaw_now + pi], PRE_GRASP, PRE_GRASP)
+
+        def reachable_spot() -> Optional[tuple[dict, dict, dict]]:
+            for spot in spots:
+                target = np.array([spot[0] - hand[0], spot[1] - hand[1], centre[2] + below + RELEASE_GAP])
+                found = self._plan_vertical(side, target, [yaw_now, yaw_now + pi], PRE_GRASP, PRE_GRASP)
+                if found is not None:
+                    return found
+            return None
+
+        plan = reachable_spot()
+        tries = 0
+        # Out of reach from here: stand opposite another free spot (what a person does at a long
+        # table), the holding arm's side towards it, and look again from there.
+        every = self._free_spots(support, site, obj, geo.half, w.base_pose(), side, limit=None)
+        for spot in self._spots_to_stand_at(every, along) if plan is None else []:
+            tries += 1
+            moved = self._navigate(along, None, spot - self._arm_offset(side))
+            if not moved.success:
+                continue
+            spots = self._free_spots(support, site, obj, geo.half, w.base_pose(), side)
+            plan = reachable_spot()
             if plan is not None:
                 break
         if plan is None:
             return self._fail(FailureCode.UNREACHABLE, f"{len(spots)} free spot(s) on {support}, none within the "
-                              "arm's reach from where the base stands")
+                              f"arm's reach from where the base stands ({tries} other standing place(s) tried)")
         pre, at, after = plan
         out = self.control.follow([pre])
         if not out.ok:
@@ -485,11 +507,37 @@ class Skills:
         _, rot, _ = self.world.site(f"{side}_tcp")
         return atan2(rot[1, 1], rot[0, 1])
 
+    def _arm_offset(self, side: str) -> np.ndarray:
+        """World xy from the base's line of sight to the arm's side (where that hand works best)."""
+        yaw = self.world.base_pose().yaw
+        sign = -1.0 if side == "r" else 1.0
+        return ARM_SIDE_OFFSET * sign * np.array([-np.sin(yaw), np.cos(yaw), 0.0])
+
+    def _spots_to_stand_at(self, spots: list[np.ndarray], along: Optional[str]) -> list[np.ndarray]:
+        """Up to three free spots, at least 25 cm apart, that lie least deep from where the robot
+        would stand opposite each (none without a place to move along)."""
+        w = self.world
+        if along is None or along not in w.things or w.things[along].placement is None:
+            return []
+        place = w.things[along].placement
+
+        def depth(spot: np.ndarray) -> float:
+            pose = w.approach_pose(along, place.to_local(spot[0], spot[1])[0])
+            return float(np.cos(pose.yaw) * (spot[0] - pose.x) + np.sin(pose.yaw) * (spot[1] - pose.y))
+
+        picked: list[np.ndarray] = []
+        for spot in sorted(spots, key=depth):
+            if all(np.hypot(*(spot[:2] - p[:2])) > 0.25 for p in picked):
+                picked.append(spot)
+            if len(picked) == 3:
+                break
+        return picked
+
     def _free_spots(self, support: str, site: str, obj: str, half: tuple[float, float, float],
-                    base: BasePose) -> list[np.ndarray]:
+                    base: BasePose, side: Optional[str] = None, limit: Optional[int] = 30) -> list[np.ndarray]:
         """Free spots on a surface (world xy) where the object's footprint, as the hand holds it
         now, plus a gap overlaps nothing standing there; those nearest the arm's comfortable reach
-        (half a metre ahead of the base) first."""
+        (half a metre ahead of the base, to the side of the arm that holds it) first."""
         w = self.world
         centre, rot, size = w.site(site)
 
@@ -521,8 +569,10 @@ class Skills:
                        for ou, ov, ex, ey in others):
                     spots.append(centre + rot @ np.array([u, v, 0.0]))
         sweet = np.array([base.x + 0.5 * np.cos(base.yaw), base.y + 0.5 * np.sin(base.yaw)])
+        if side is not None:
+            sweet = sweet + self._arm_offset(side)[:2]
         spots.sort(key=lambda p: float(np.hypot(*(p[:2] - sweet))))
-        return spots[:30]
+        return spots[:limit]
 
     # -- open / close -------------------------------------------------------------------------
     def open(self, furniture: str) -> SkillResult:

@@ -196,3 +196,27 @@ def test_grasp_from_the_wrong_place_fails_as_not_found():
     result = sk.grasp("cup0", "table0")
     assert not result.success and result.code == FailureCode.NOT_FOUND
     assert "counter0" in result.reason
+
+
+def test_a_place_out_of_reach_from_here_moves_along_the_counter_to_a_free_spot():
+    """Six plates line the counter's front: from its middle no free spot is within the arm's
+    reach; standing opposite another free spot (the base moves along the counter) it is."""
+    plates = [f"plate:{i}" for i in range(6)]
+    text = ("OBJECTS\ncounter:0\ntable:0\ncup:0\nrobot:0\n" + "\n".join(plates) + "\nEND-OBJECTS\nRELATIONS\n"
+            "on cup:0 table:0\nat robot:0 table:0\n" + "\n".join(f"on {p} counter:0" for p in plates)
+            + "\nEND-RELATIONS\nLOCATIONS\ntable0 table:0 cup:0\ncounter0 counter:0 " + " ".join(plates)
+            + "\nEND-LOCATIONS\n")
+    results = []
+    for along in (None, "counter0"):
+        sk = Skills(build_world(parse_scene_text(text)))
+        assert sk.grasp("cup0").success and sk.navigate("counter0").success
+        start = sk.world.base_pose()
+        results.append((sk.place("cup0", "counter0", along), sk, start))
+    stay, moved = results
+    assert not stay[0].success and stay[0].code == FailureCode.UNREACHABLE
+    assert "0 other standing place(s) tried" in stay[0].reason
+    result, sk, start = moved
+    assert result.success, result.reason
+    assert sk.world.resting_on("cup0", "counter0")
+    pose = sk.world.base_pose()
+    assert abs(pose.x - start.x) + abs(pose.y - start.y) > 0.2   # it stood somewhere else to place it
