@@ -201,31 +201,10 @@ class Skills:
             free = [side]
         if not free:
             return self._fail(FailureCode.HAND_FULL, "both hands are full")
-        pos = w.position(obj)
-        rot = w.rotation(obj)
-        geo = object_geometry(thing.props)
-        half = np.array(geo.half)
-        # The object as it lies now (it may have fallen over): its vertical extent, and the
-        # narrowest of its horizontal axes, across which the fingers close.
-        hz = float(np.abs(rot[2, :]) @ half)
-        horizontal = [i for i in range(3) if abs(rot[2, i]) < 0.5]
-        if not horizontal:
-            horizontal = [int(np.argmin(np.abs(rot[2, :])))]
-        narrow = min(horizontal, key=lambda i: half[i])
-        width = 2 * float(half[narrow])
+        width, finger_yaw, target = self.top_down_grasp(obj)
         if width > w.spec.max_aperture - 0.01:
             return self._fail(FailureCode.TOO_LARGE, f"{obj} is {width * 100:.0f} cm across its narrowest side; the "
                               f"gripper opens {w.spec.max_aperture * 100:.0f} cm")
-        axis = rot[:, narrow]
-        # Round in the horizontal plane (a sphere, an upright cylinder): any finger direction.
-        round_now = thing.props.shape == "sphere" or (thing.props.shape == "cylinder" and abs(rot[2, 2]) > 0.9)
-        finger_yaw = None if round_now else atan2(axis[1], axis[0])
-        top = pos[2] + hz
-        bottom = pos[2] - hz
-        # Pads (6 cm tall along the approach) centred low enough to hold, high enough that the
-        # palm stays above the object and the finger tips above the support.
-        grasp_z = max(pos[2], top - 0.045, bottom + 0.035)
-        target = np.array([pos[0], pos[1], grasp_z])
         base = w.base_pose()
         # Prefer the arm on the object's side of the robot.
         local = w.to_base_frame(target)
@@ -269,6 +248,37 @@ class Skills:
         self.held[side] = obj
         return self._ok(side=side, risen=risen, aperture=self.control.aperture(side))
 
+    def top_down_grasp(self, obj: str) -> tuple[float, Optional[float], np.ndarray]:
+        """How a top-down grasp takes ``obj`` as it lies now (it may have fallen over): the width
+        across which the fingers close (its narrowest horizontal side), their direction (None:
+        round, any), and the TCP target (world)."""
+        w = self.world
+        thing = w.things[obj]
+        pos, rot = w.position(obj), w.rotation(obj)
+        half = np.array(object_geometry(thing.props).half)
+        hz = float(np.abs(rot[2, :]) @ half)
+        horizontal = [i for i in range(3) if abs(rot[2, i]) < 0.5]
+        if not horizontal:
+            horizontal = [int(np.argmin(np.abs(rot[2, :])))]
+        narrow = min(horizontal, key=lambda i: half[i])
+        axis = rot[:, narrow]
+        # Round in the horizontal plane (a sphere, an upright cylinder): any finger direction.
+        round_now = thing.props.shape == "sphere" or (thing.props.shape == "cylinder" and abs(rot[2, 2]) > 0.9)
+        finger_yaw = None if round_now else atan2(axis[1], axis[0])
+        top, bottom = pos[2] + hz, pos[2] - hz
+        # Pads (6 cm tall along the approach) centred low enough to hold, high enough that the
+        # palm stays above the object and the finger tips above the support.
+        grasp_z = max(pos[2], top - 0.045, bottom + 0.035)
+        return 2 * float(half[narrow]), finger_yaw, np.array([pos[0], pos[1], grasp_z])
+
+    def grasp_reachable(self, obj: str, base: BasePose) -> bool:
+        """Would a free arm reach a top-down grasp of ``obj`` from ``base`` (IK for the pre-grasp,
+        grasp and lift poses; the robot does not move)?"""
+        _, finger_yaw, target = self.top_down_grasp(obj)
+        yaws = self._grasp_yaws(base, target, finger_yaw)
+        return any(self._plan_vertical(s, target, yaws, PRE_GRASP, LIFT, base) is not None
+                   for s in ARM_SIDES if self.held[s] is None)
+
     def _grasp_yaws(self, base: BasePose, target: np.ndarray, finger_yaw: Optional[float]) -> list[float]:
         if finger_yaw is not None:
             return [finger_yaw, finger_yaw + pi]
@@ -277,11 +287,11 @@ class Skills:
         return [across, across + pi, across + pi / 2, across - pi / 2]
 
     def _plan_vertical(self, side: str, target: np.ndarray, yaws: list[float], above: float,
-                       after: float) -> Optional[tuple[dict, dict, dict]]:
+                       after: float, base: Optional[BasePose] = None) -> Optional[tuple[dict, dict, dict]]:
         """IK for the pose ``above`` over ``target``, at it, and ``after`` over it again, for the
-        first finger yaw all three are reachable with."""
+        first finger yaw all three are reachable with (from ``base``: default, where it stands)."""
         w = self.world
-        base = w.base_pose()
+        base = base or w.base_pose()
         start = self.control.joints()
         wrist = w.to_base_frame(target + np.array([0.0, 0.0, w.spec.wrist_to_tcp]), base)
         if not self._within_arm_length(side, wrist):
@@ -533,11 +543,13 @@ class Skills:
                 break
         return picked
 
-    def _free_spots(self, support: str, site: str, obj: str, half: tuple[float, float, float],
-                    base: BasePose, side: Optional[str] = None, limit: Optional[int] = 30) -> list[np.ndarray]:
+    def _free_spots(self, support: str, site: str, obj: Optional[str], half: tuple[float, float, float],
+                    base: BasePose, side: Optional[str] = None, limit: Optional[int] = 30,
+                    rotation: Optional[np.ndarray] = None) -> list[np.ndarray]:
         """Free spots on a surface (world xy) where the object's footprint, as the hand holds it
         now, plus a gap overlaps nothing standing there; those nearest the arm's comfortable reach
-        (half a metre ahead of the base, to the side of the arm that holds it) first."""
+        (half a metre ahead of the base, to the side of the arm that holds it) first. ``obj`` None:
+        a free spot for a footprint of ``half`` turned by ``rotation`` (a question, nothing held)."""
         w = self.world
         centre, rot, size = w.site(site)
 
@@ -546,7 +558,8 @@ class Skills:
             m = np.abs(rot.T[:2, :2] @ r[:2, :2])
             return float(m[0, 0] * h[0] + m[0, 1] * h[1]), float(m[1, 0] * h[0] + m[1, 1] * h[1])
 
-        mine = footprint(w.rotation(obj), half)
+        # An object in the world as it is turned now; else (``obj`` None) a footprint at ``rotation``.
+        mine = footprint(w.rotation(obj) if obj is not None else rotation, half)
         others = []
         for name, thing in w.things.items():
             # The support itself is no obstacle on its own surface (a board's or a bowl's body
