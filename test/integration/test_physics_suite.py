@@ -3,8 +3,9 @@ process, tasks sent through the ExecuteTask action, a scripted LLM on the local 
 each plan step a motion of the MuJoCo robot that the physics, not the planner, judges; the
 head camera renders RGB-D frames from the same world at 2 Hz.
 
-The world is config/scenarios/kitchen.txt: the apple in the closed refrigerator, the cup on the
-counter, the person at the table, the robot at the counter.
+The world is config/scenarios/kitchen.txt (the apple in the closed refrigerator, the cup on the
+counter, the person at the table, the robot at the counter) with a second apple on top of the
+refrigerator, 1.84 m up: out of the arm's reach.
 """
 from __future__ import annotations
 
@@ -22,6 +23,10 @@ SCRIPT = {
     "Give me the apple": {
         "tool": ["The apple is in the refrigerator.\nSELECTED TOOL: PLAN"],
         "goal": ["(:goal (and (inhand apple0 human0)))"]},
+    "Give me some fruit": {
+        "tool": ["The other apple is on the fridge.\nSELECTED TOOL: PLAN",
+                 "The other apple is out of reach; the apple will do.\nSELECTED TOOL: PLAN"],
+        "goal": ["(:goal (and (inhand apple1 human0)))", "(:goal (and (inhand apple0 human0)))"]},
     "Put the cup on the table": {
         "tool": ["SELECTED TOOL: PLAN"],
         "goal": ["(:goal (and (on cup0 table0)))"]},
@@ -33,7 +38,12 @@ def client(tmp_path_factory):
     from affplan_ros.env import share_dir
 
     tmp = tmp_path_factory.mktemp("physics_suite")
-    with scripted_suite(tmp, share_dir() / "config" / "scenarios" / "kitchen.txt", SCRIPT, physics=True):
+    kitchen = (share_dir() / "config" / "scenarios" / "kitchen.txt").read_text()
+    kitchen = (kitchen.replace("apple:0\n", "apple:0\napple:1\n", 1)
+               .replace("in apple:0 refrigerator:0", "in apple:0 refrigerator:0\non apple:1 refrigerator:0")
+               .replace("refrigerator0 refrigerator:0 apple:0", "refrigerator0 refrigerator:0 apple:0 apple:1"))
+    (tmp / "kitchen.txt").write_text(kitchen)
+    with scripted_suite(tmp, tmp / "kitchen.txt", SCRIPT, physics=True):
         with served_client(NS, "physics_e2e_test") as c:
             yield c
 
@@ -90,6 +100,19 @@ def test_the_closed_door_is_opened_before_the_apple_inside_is_taken_and_handed_o
     # Each step succeeded because the physics said so (the handover: the person's hand holds it).
     assert sum(m.startswith("step ") and " succeeded:" in m for m in seen) == len(actions)
     assert "inhand apple0 human0" in relations_in_memory(client)
+
+
+def test_an_object_out_of_reach_fails_the_grasp_physically_and_the_next_round_takes_another(client):
+    outcome, seen = run_task(client, "Give me some fruit")
+    res = outcome.result
+    assert res.success, seen
+    # Round 1: the grasp of the orange on top of the fridge fails as the physics finds it ...
+    failed = [m for m in seen if " failed: " in m and "apple1" in m]
+    assert failed and "unreachable" in failed[0] and "1.84 m high" in failed[0], seen
+    # ... round 2 plans with that feedback for the apple, which the robot hands over.
+    assert res.rounds == 2 and [s.action for s in res.final_plan.steps][-1] == "handover"
+    assert "inhand apple0 human0" in relations_in_memory(client)
+    assert "on apple1 refrigerator0" in relations_in_memory(client)
 
 
 def test_a_world_reset_undoes_the_physics(client):

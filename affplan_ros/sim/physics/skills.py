@@ -360,8 +360,9 @@ class Skills:
                 continue   # (furniture only: a carried container's lid is in closed_lids, below)
             centre, rot, size = w.site(thing.inner_site)
             local = rot.T @ (p - centre)
-            inner_h = thing.props.inner[2] if thing.props.inner else 0.3
-            if abs(local[0]) <= size[0] + 0.02 and abs(local[1]) <= size[1] + 0.02 and -0.02 <= local[2] <= inner_h:
+            # Up to the roof, not the inner height from the shelf: what stands on top is outside.
+            if abs(local[0]) <= size[0] + 0.02 and abs(local[1]) <= size[1] + 0.02 and \
+                    -0.02 <= local[2] <= inner_height(w, name):
                 if not w.is_open(name, OPENED):
                     return name
         for name in w.closed_lids:
