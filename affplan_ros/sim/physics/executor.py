@@ -14,7 +14,8 @@ tool-selection loop and the benchmarks can run either. Each plan step becomes sk
 * ``open x a`` / ``close x a``: the door or drawer along its joint (the robot must be at ``a``);
 * ``wetten`` (environment action, actor-less): skipped, as the symbolic executor does;
 * ``handover o p``: hold ``o`` out to the person, who grips it (``handover.py``);
-* pour, fill, receive_object, chop, wet_swipe, heat_liquid, and lids: no motion yet.
+* ``open`` / ``close`` of a lid: the cap turned by the hand (``lids.py``);
+* pour, fill, receive_object, chop, wet_swipe, heat_liquid: no motion yet.
   They fail (code UNAVAILABLE, "no motion for ... in the physics world yet"), never pretend;
 * a person's own steps fail: the person model takes what it is handed and does nothing else.
 
@@ -41,6 +42,7 @@ from affplan_ros.core.planning.simulate import goal_satisfied
 from affplan_ros.core.planning.task import build_task
 from affplan_ros.sim.executor import ScenarioViews
 from affplan_ros.sim.physics.handover import handover
+from affplan_ros.sim.physics.lids import turn_lid
 from affplan_ros.sim.physics.relations import Anchors, Atom, read_relations
 from affplan_ros.sim.physics.skills import FailureCode as Physical
 from affplan_ros.sim.physics.skills import SkillResult, Skills
@@ -230,9 +232,8 @@ class PhysicsExecutor(ScenarioViews):
             obj, at = args
             thing = self.world.things.get(obj)
             if thing is not None and thing.kind == ThingKind.OBJECT and thing.props.articulation == "lid":
-                return Failure(FailureCode.UNAVAILABLE, text, f"no motion for {action} of a lid in the physics "
-                               "world yet", f"{obj}'s lid is not a body: the physics world has no motion that "
-                               "unscrews or lifts it", "plan without this step", detail="no_motion")
+                self._line_up(at, obj)
+                return self._check(text, action, self._skill(turn_lid, sk, obj, action == "open"))
             far = self._too_far(at, obj)
             if far is not None:
                 return far_failure(text, action, far)
