@@ -15,7 +15,8 @@ tool-selection loop and the benchmarks can run either. Each plan step becomes sk
 * ``wetten`` (environment action, actor-less): skipped, as the symbolic executor does;
 * ``handover o p``: hold ``o`` out to the person, who grips it (``handover.py``);
 * ``open`` / ``close`` of a lid: the cap turned by the hand (``lids.py``);
-* pour, fill, receive_object, chop, wet_swipe, heat_liquid: no motion yet.
+* ``fill`` / ``pour``: the held source tilted with its mouth over the target (``pouring.py``);
+* receive_object, chop, wet_swipe, heat_liquid: no motion yet.
   They fail (code UNAVAILABLE, "no motion for ... in the physics world yet"), never pretend;
 * a person's own steps fail: the person model takes what it is handed and does nothing else.
 
@@ -43,6 +44,7 @@ from affplan_ros.core.planning.task import build_task
 from affplan_ros.sim.executor import ScenarioViews
 from affplan_ros.sim.physics.handover import handover
 from affplan_ros.sim.physics.lids import turn_lid
+from affplan_ros.sim.physics.pouring import fill, pour
 from affplan_ros.sim.physics.relations import Anchors, Atom, read_relations
 from affplan_ros.sim.physics.skills import FailureCode as Physical
 from affplan_ros.sim.physics.skills import SkillResult, Skills
@@ -50,8 +52,6 @@ from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind, build_world
 
 # Capabilities without a motion in the physics world yet (they fail, with this said).
 NO_MOTION = {
-    "pour": "tilting a held container over another",
-    "fill": "pouring a liquid from a held container",
     "receive_object": "taking an object from a person",
     "chop": "cutting with a held knife",
     "wet_swipe": "wiping a surface with a held tool",
@@ -214,6 +214,11 @@ class PhysicsExecutor(ScenarioViews):
                            detail="no_motion", recoverable=False)
         if action == "move":
             return self._check(text, "navigate", self._skill(sk.navigate, self._place_of(args[-1])))
+        if action in ("fill", "pour"):
+            source, content, target, at = args
+            self._line_up(at, target)
+            motion = fill if action == "fill" else pour
+            return self._check(text, action, self._skill(motion, sk, source, content, target))
         if action == "handover":
             recipient, obj = args
             return self._check(text, "handover", self._skill(handover, sk, obj, recipient))

@@ -88,9 +88,9 @@ def test_take_out_of_a_closed_fridge_fails_as_container_closed(scene):
 
 def test_steps_without_a_motion_or_by_a_person_fail_and_wetten_is_skipped(scene):
     ex = PhysicsExecutor(scene)
-    result = ex.execute(steps("pour robot0 bucket0 water0 cup0 counter0"))
+    result = ex.execute(steps("wet_swipe robot0 sponge0 counter0 counter0"))
     assert not result.success and result.failure.code == FailureCode.UNAVAILABLE
-    assert "no motion for pour" in result.failure.what
+    assert "no motion for wet_swipe" in result.failure.what
     result = ex.execute(steps("grasp human0 plate0 table0 table0"))
     assert not result.success and "human0" in result.failure.what
     # wetten happens by itself (an environment action): nothing to execute.
