@@ -12,11 +12,13 @@ tool-selection loop and the benchmarks can run either. Each plan step becomes sk
   the physics says how far out of reach the object is;
 * ``place o s a`` / ``stack o s a``: place on ``s``'s top; ``putin o c a``: into ``c``'s inner space;
 * ``open x a`` / ``close x a``: the door or drawer along its joint (the robot must be at ``a``);
-* ``wetten`` (environment action, actor-less): skipped, as the symbolic executor does;
 * ``handover o p``: hold ``o`` out to the person, who grips it (``handover.py``);
 * ``open`` / ``close`` of a lid: the cap turned by the hand (``lids.py``);
 * ``fill`` / ``pour``: the held source tilted with its mouth over the target (``pouring.py``);
-* receive_object, chop, wet_swipe, heat_liquid: no motion yet.
+* ``chop`` / ``wet_swipe``: the held knife down onto the target, the held tool drawn over the
+  surface (``tools.py``); ``wetten`` (an environment action) holds if the physics shows the
+  object lying in the water;
+* receive_object, heat_liquid: no motion yet.
   They fail (code UNAVAILABLE, "no motion for ... in the physics world yet"), never pretend;
 * a person's own steps fail: the person model takes what it is handed and does nothing else.
 
@@ -48,13 +50,12 @@ from affplan_ros.sim.physics.pouring import fill, pour
 from affplan_ros.sim.physics.relations import Anchors, Atom, read_relations
 from affplan_ros.sim.physics.skills import FailureCode as Physical
 from affplan_ros.sim.physics.skills import SkillResult, Skills
+from affplan_ros.sim.physics.tools import chop, wipe
 from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind, build_world
 
 # Capabilities without a motion in the physics world yet (they fail, with this said).
 NO_MOTION = {
     "receive_object": "taking an object from a person",
-    "chop": "cutting with a held knife",
-    "wet_swipe": "wiping a surface with a held tool",
     "heat_liquid": "heating a liquid",
 }
 
@@ -188,8 +189,9 @@ class PhysicsExecutor(ScenarioViews):
         try:
             cap = self.task.capabilities.get(step.action)
             if getattr(cap, "environment", False):
-                # Happens by itself (water wets a sponge in it); nobody executes it.
-                outcome.success = True
+                # Happens by itself, if the physics shows what causes it; nobody executes it.
+                outcome.failure = self._environment_step(text, step.action, tuple(step.args))
+                outcome.success = outcome.failure is None
             elif step.agent in self._humans or step.agent != self.robot:
                 outcome.failure = Failure(
                     FailureCode.UNAVAILABLE, text, f"{step.agent} cannot act in the physics world",
@@ -219,6 +221,15 @@ class PhysicsExecutor(ScenarioViews):
             self._line_up(at, target)
             motion = fill if action == "fill" else pour
             return self._check(text, action, self._skill(motion, sk, source, content, target))
+        if action == "chop":
+            knife, target, support, at = args
+            self._line_up(at, target)
+            return self._check(text, "chop", self._skill(chop, sk, knife, target, support))
+        if action == "wet_swipe":
+            tool, target, at = args
+            self._line_up(at, target)
+            along = self._place_of(at) if self.location_of_robot() == at else None
+            return self._check(text, "wipe", self._skill(wipe, sk, tool, target, along))
         if action == "handover":
             recipient, obj = args
             return self._check(text, "handover", self._skill(handover, sk, obj, recipient))
@@ -250,6 +261,20 @@ class PhysicsExecutor(ScenarioViews):
             return failure
         return Failure(FailureCode.UNAVAILABLE, text, f"no motion for {action} in the physics world yet",
                        f"{action!r} is not a capability the physics executor knows", detail="no_motion")
+
+    def _environment_step(self, text: str, action: str, args: tuple[str, ...]) -> Optional[Failure]:
+        """``wetten o c l``: ``o`` gets wet if the physics shows it in ``c`` while ``c`` holds the
+        liquid; another environment action is taken as happening (none other exists today)."""
+        if action != "wetten":
+            return None
+        obj, container, liquid = args
+        w = self.world
+        if self.skills.inside(obj, container) and w.liquids.get(container, {}).get(liquid, 0.0) > 0:
+            w.wet.add(obj)
+            return None
+        return Failure(FailureCode.PHYSICAL, text, f"{obj} did not get wet",
+                       f"{obj} is not lying in {container} with {liquid} in it", "put it into the water first",
+                       detail="not_found", recoverable=True)
 
     # -- helpers ------------------------------------------------------------------------------
     def _skill(self, fn, *args) -> SkillResult:

@@ -11,7 +11,8 @@ goal_reached() judge what the physics did:
   extent (an object leaning on a wall of a box is on nothing);
 * ``opened`` / ``closed``: a door or drawer joint past 60 % of its range / within 5 % of shut (in
   between: ajar, neither). Lids are not bodies yet: their state is the world's Python flag;
-* ``liquid_in``: the quantities the world keeps per container;
+* ``liquid_in``: the quantities the world keeps per container; ``chopped``, ``clean``, ``wet``: the
+  world's sets, changed only by the motion that cuts or wipes, or by lying in water;
 * ``at robot loc``: the base centre within ``AT_DISTANCE`` of a location's footprint (the nearest
   one), or within ``NEAR_PERSON`` of a person; people stay where the scene put them;
 * ``located o loc`` (internal): the location whose anchor ``o`` stands on or in, through any chain
@@ -167,6 +168,8 @@ def read_relations(world: PhysicsWorld, skills: Skills, scene: Scene, anchors: A
         elif thing.kind == ThingKind.OBJECT and thing.props.articulation == "lid":
             # Not a body yet: the lid's state is the world's flag (see the module docstring).
             atoms.add(("closed", name) if name in world.closed_lids else ("opened", name))
+    for predicate, names in (("chopped", world.chopped), ("clean", world.cleaned), ("wet", world.wet)):
+        atoms.update((predicate, name) for name in names)
     for container, liquids in world.liquids.items():
         for liquid, litres in liquids.items():
             if litres > 0:

@@ -28,7 +28,7 @@ import time
 from dataclasses import dataclass, field
 from enum import Enum
 from math import atan2, hypot, pi
-from typing import Mapping, Optional
+from typing import Callable, Mapping, Optional, TypeVar
 
 import numpy as np
 
@@ -38,6 +38,8 @@ from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, top
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
 from affplan_ros.sim.physics.robot import ARM_SIDES, HOME_TORSO, TORSO_JOINT, arm_joints, home_arm
 from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind
+
+T = TypeVar("T")
 
 PRE_GRASP = 0.12        # m above the grasp pose the hand comes from
 LIFT = 0.10             # m an object is lifted after closing
@@ -466,37 +468,22 @@ class Skills:
         # Where the object hangs below the TCP now decides where the TCP must be for it to stand.
         below = tcp[2] - (obj_pos[2] - geo.half[2])
         hand = (obj_pos - tcp)[:2]
-        spots = self._free_spots(support, site, obj, geo.half, w.base_pose(), side)
-        if not spots:
+        def free_spots(limit: Optional[int] = 30) -> list[np.ndarray]:
+            return self._free_spots(support, site, obj, geo.half, w.base_pose(), side, limit=limit)
+
+        if not free_spots():
             return self._fail(FailureCode.NO_FREE_SPACE, f"no free spot on {support} for {obj} "
                               f"({2 * geo.half[0] * 100:.0f} x {2 * geo.half[1] * 100:.0f} cm)")
         yaw_now = self._tcp_yaw(side)
 
-        def reachable_spot() -> Optional[tuple[dict, dict, dict]]:
-            for spot in spots:
-                target = np.array([spot[0] - hand[0], spot[1] - hand[1], centre[2] + below + RELEASE_GAP])
-                found = self._plan_vertical(side, target, [yaw_now, yaw_now + pi], PRE_GRASP, PRE_GRASP)
-                if found is not None:
-                    return found
-            return None
+        def plan_at(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
+            target = np.array([spot[0] - hand[0], spot[1] - hand[1], centre[2] + below + RELEASE_GAP])
+            return self._plan_vertical(side, target, [yaw_now, yaw_now + pi], PRE_GRASP, PRE_GRASP)
 
-        plan = reachable_spot()
-        tries = 0
-        # Out of reach from here: stand opposite another free spot (what a person does at a long
-        # table), the holding arm's side towards it, and look again from there.
-        every = self._free_spots(support, site, obj, geo.half, w.base_pose(), side, limit=None)
-        for spot in self._spots_to_stand_at(every, along) if plan is None else []:
-            tries += 1
-            moved = self._navigate(along, None, spot - self._arm_offset(side))
-            if not moved.success:
-                continue
-            spots = self._free_spots(support, site, obj, geo.half, w.base_pose(), side)
-            plan = reachable_spot()
-            if plan is not None:
-                break
+        plan, tries = self.reach_a_spot(free_spots, plan_at, side, along)
         if plan is None:
-            return self._fail(FailureCode.UNREACHABLE, f"{len(spots)} free spot(s) on {support}, none within the "
-                              f"arm's reach from where the base stands ({tries} other standing place(s) tried)")
+            return self._fail(FailureCode.UNREACHABLE, f"{len(free_spots())} free spot(s) on {support}, none within "
+                              f"the arm's reach from where the base stands ({tries} other standing place(s) tried)")
         pre, at, after = plan
         out = self.control.follow([pre])
         if not out.ok:
@@ -517,6 +504,27 @@ class Skills:
     def _tcp_yaw(self, side: str) -> float:
         _, rot, _ = self.world.site(f"{side}_tcp")
         return atan2(rot[1, 1], rot[0, 1])
+
+    def reach_a_spot(self, free_spots: Callable[..., list[np.ndarray]], plan_at: Callable[[np.ndarray], Optional[T]],
+                     side: str, along: Optional[str], tries_per_place: int = 30) -> tuple[Optional[T], int]:
+        """The first plan ``plan_at`` finds for a spot of ``free_spots()`` from where the base
+        stands; failing that, from standing opposite other free spots along ``along`` (what a
+        person does at a long table: the holding arm's side towards it). (plan, places tried)."""
+        def first() -> Optional[T]:
+            for spot in free_spots()[:tries_per_place]:
+                found = plan_at(spot)
+                if found is not None:
+                    return found
+            return None
+
+        plan, tries = first(), 0
+        for spot in self._spots_to_stand_at(free_spots(None), along) if plan is None else []:
+            tries += 1
+            if self._navigate(along, None, spot - self._arm_offset(side)).success:
+                plan = first()
+                if plan is not None:
+                    break
+        return plan, tries
 
     def _arm_offset(self, side: str) -> np.ndarray:
         """World xy from the base's line of sight to the arm's side (where that hand works best)."""

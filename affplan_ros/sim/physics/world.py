@@ -141,6 +141,10 @@ class PhysicsWorld:
         self.liquids: dict[str, dict[str, float]] = {}     # container -> liquid -> litres
         self.closed_lids: set[str] = set()                 # containers whose lid is on (not bodies)
         self.grips: dict[str, str] = {}                    # object -> the person whose hand holds it
+        # States no body shows, changed only by the motion (or the contact) that causes them.
+        self.chopped: set[str] = set()
+        self.cleaned: set[str] = set()
+        self.wet: set[str] = set()
         self.wall_seconds = 0.0
         self.sim_seconds = 0.0
         self._owner = np.full(model.ngeom, "", dtype=object)

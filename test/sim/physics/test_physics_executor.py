@@ -86,16 +86,29 @@ def test_take_out_of_a_closed_fridge_fails_as_container_closed(scene):
     assert ("in", "apple0", "refrigerator0") in ex.relations()
 
 
-def test_steps_without_a_motion_or_by_a_person_fail_and_wetten_is_skipped(scene):
+def test_steps_without_a_motion_or_by_a_person_fail(scene):
     ex = PhysicsExecutor(scene)
-    result = ex.execute(steps("wet_swipe robot0 sponge0 counter0 counter0"))
+    result = ex.execute(steps("heat_liquid robot0 water0 bucket0 counter0 counter0"))
     assert not result.success and result.failure.code == FailureCode.UNAVAILABLE
-    assert "no motion for wet_swipe" in result.failure.what
+    assert "no motion for heat_liquid" in result.failure.what
     result = ex.execute(steps("grasp human0 plate0 table0 table0"))
     assert not result.success and "human0" in result.failure.what
-    # wetten happens by itself (an environment action): nothing to execute.
-    wet = PlanStep("wetten", ("sponge0", "bucket0", "water0"), "")
-    assert ex.execute([wet]).success
+
+
+
+def test_wetten_happens_only_when_the_physics_shows_the_sponge_lying_in_the_water():
+    from affplan_ros.core.files.scene_io import parse_scene_text
+
+    text = (KITCHEN.read_text().replace("in banana:0 bowl:0", "on banana:0 table:0")
+            .replace("liquid_in water:0 bucket:0", "liquid_in water:0 bowl:0"))
+    ex = PhysicsExecutor(parse_scene_text(text))
+    wet = PlanStep("wetten", ("sponge0", "bowl0", "water0"), "")
+    dry = ex.execute([wet])
+    assert not dry.success and "not lying in bowl0" in dry.failure.why
+    dipped = ex.execute(steps("grasp robot0 sponge0 counter0 counter0", "move robot0 counter0 table0",
+                              "putin robot0 sponge0 bowl0 table0"))
+    assert dipped.success, dipped.failure
+    assert ex.execute([wet]).success and ("wet", "sponge0") in ex.relations()
 
 
 def test_putin_needs_an_open_container_and_room_inside(scene):
