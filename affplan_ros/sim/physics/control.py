@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from math import cos, pi
 from typing import Mapping, Sequence
 
-from affplan_ros.sim.physics.robot import ARM_SIDES, TORSO_JOINT, arm_joints, finger_joints
+from affplan_ros.sim.physics.robot import ARM_SIDES, FINGER_SQUEEZE, TORSO_JOINT, arm_joints, finger_joints
 from affplan_ros.sim.physics.world import BasePose, PhysicsWorld
 
 CONTROL_PERIOD = 0.01     # s between set-point updates (100 Hz, as a real controller)
@@ -91,7 +91,8 @@ class RobotControl:
     def set_gripper(self, side: str, aperture: float, seconds: float = 0.6) -> float:
         """Command both fingers (``aperture`` metres between the pads) and wait; returns where
         they stopped (on an object, earlier than commanded)."""
-        q = min(max(aperture / 2, 0.0), self.spec.finger_stroke)
+        # Closing (aperture 0) squeezes: the set-point lies past shut, the force limit decides.
+        q = -FINGER_SQUEEZE if aperture <= 0.0 else min(aperture / 2, self.spec.finger_stroke)
         start = self.world.ctrl(finger_joints(side)[0])
         # Ramp the set-point over half the time: a step command slams the fingers shut fast enough
         # to pass through a thin wall within one physics step.

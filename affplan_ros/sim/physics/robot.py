@@ -47,6 +47,10 @@ def arm_joints(side: str) -> tuple[str, ...]:
     return tuple(f"{side}_arm_{i}" for i in range(1, 8))
 
 
+FINGER_KP = 2000.0
+FINGER_SQUEEZE = 0.025     # m past shut a closing finger is driven to: kp x 0.025 = 50 N > the force limit
+
+
 def finger_joints(side: str) -> tuple[str, str]:
     return (f"{side}_finger_a", f"{side}_finger_b")
 
@@ -257,8 +261,11 @@ def robot_actuator_xml(spec: RobotSpec = TIAGO_PP, mobile: bool = True) -> str:
             out.append(f'<position name="{joint}" joint="{joint}" kp="{_ARM_KP[i]}" ctrlrange="{lo:.4f} {hi:.4f}" '
                        f'forcerange="-{_ARM_FORCE[i]} {_ARM_FORCE[i]}"/>')
         for joint in finger_joints(side):
-            # Stiff enough to close fast; the force range is the grip force.
-            out.append(f'<position name="{joint}" joint="{joint}" kp="2000" ctrlrange="0 {spec.finger_stroke}" '
+            # Stiff enough to close fast; the force range is the grip force. A closed hand is
+            # commanded past shut (FINGER_SQUEEZE), so that it squeezes with the full force on a
+            # thin wall as on a thick bottle, as a force-controlled gripper does.
+            out.append(f'<position name="{joint}" joint="{joint}" kp="{FINGER_KP}" '
+                       f'ctrlrange="{-FINGER_SQUEEZE} {spec.finger_stroke}" '
                        f'forcerange="-{spec.finger_force} {spec.finger_force}"/>')
     for joint, (lo, hi) in zip(HEAD_JOINTS, (spec.head_pan, spec.head_tilt)):
         out.append(f'<position name="{joint}" joint="{joint}" kp="50" ctrlrange="{lo} {hi}" forcerange="-10 10"/>')
@@ -280,5 +287,5 @@ def robot_only_xml(spec: RobotSpec = TIAGO_PP) -> str:
 __all__ = [
     "ARM_SIDES", "BASE_JOINTS", "HEAD_JOINTS", "HOME_ARM", "HOME_TORSO", "ROBOT_COLLISION", "RobotSpec", "TIAGO_PP",
     "TORSO_JOINT", "WORLD_COLLISION", "arm_joints", "finger_joints", "home_arm", "robot_actuator_xml", "robot_body_xml",
-    "robot_only_xml", "tcp_site",
+    "robot_only_xml", "tcp_site", "FINGER_KP", "FINGER_SQUEEZE",
 ]

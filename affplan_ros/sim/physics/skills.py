@@ -240,20 +240,25 @@ class Skills:
             self.control.follow([pre])
             return self._fail(FailureCode.SLIPPED, f"the fingers closed to {aperture * 100:.1f} cm without holding "
                               f"{obj} ({len(touching)} of 2 fingers touch it)")
+        hand0 = w.site(f"{side}_tcp")[0][2]
         out = self.control.follow(self._straight(side, at, lifted), speed_scale=0.5)
         w.step(w.steps(0.3))
         risen = w.position(obj)[2] - z0
+        # With the hand: it rose (most of) what the hand rose, and the hand rose (if the descent
+        # stopped early on something, the hand rises from there, less than LIFT above the target).
+        hand = w.site(f"{side}_tcp")[0][2] - hand0
         touching = w.touching_geoms(obj, pads)
-        if len(touching) < 2 or risen < 0.7 * LIFT:
-            return self._fail(FailureCode.SLIPPED, f"{obj} did not rise with the hand (rose {risen * 100:.1f} cm of "
-                              f"{LIFT * 100:.0f}; {len(touching)} of 2 fingers touch it)", risen=risen)
+        if len(touching) < 2 or hand < 0.5 * LIFT or risen < 0.8 * hand:
+            return self._fail(FailureCode.SLIPPED, f"{obj} did not rise with the hand (rose {risen * 100:.1f} cm as "
+                              f"the hand rose {hand * 100:.1f}; {len(touching)} of 2 fingers touch it)", risen=risen)
         self.held[side] = obj
         return self._ok(side=side, risen=risen, aperture=self.control.aperture(side))
 
-    def top_down_grasp(self, obj: str) -> tuple[float, Optional[float], np.ndarray]:
+    def top_down_grasp(self, obj: str, base: Optional[BasePose] = None) -> tuple[float, Optional[float], np.ndarray]:
         """How a top-down grasp takes ``obj`` as it lies now (it may have fallen over): the width
-        across which the fingers close (its narrowest horizontal side), their direction (None:
-        round, any), and the TCP target (world)."""
+        across which the fingers close (its narrowest horizontal side, or a wide container's
+        wall), their direction (None: round, any), and the TCP target (world); ``base``: where the
+        robot stands (default: now)."""
         w = self.world
         thing = w.things[obj]
         pos, rot = w.position(obj), w.rotation(obj)
@@ -268,15 +273,48 @@ class Skills:
         round_now = thing.props.shape == "sphere" or (thing.props.shape == "cylinder" and abs(rot[2, 2]) > 0.9)
         finger_yaw = None if round_now else atan2(axis[1], axis[0])
         top, bottom = pos[2] + hz, pos[2] - hz
+        width = 2 * float(half[narrow])
+        if width > w.spec.max_aperture - 0.01 and thing.props.inner is not None and rot[2, 2] > 0.9:
+            return self._rim_grasp(obj, base or w.base_pose(), top)
         # Pads (6 cm tall along the approach) centred low enough to hold, high enough that the
         # palm stays above the object and the finger tips above the support.
         grasp_z = max(pos[2], top - 0.045, bottom + 0.035)
-        return 2 * float(half[narrow]), finger_yaw, np.array([pos[0], pos[1], grasp_z])
+        return width, finger_yaw, np.array([pos[0], pos[1], grasp_z])
+
+    def _rim_grasp(self, obj: str, base: BasePose, top: float) -> tuple[float, Optional[float], np.ndarray]:
+        """A container wider than the gripper, standing upright, is taken by its wall (a bowl by
+        its rim, a pot by its side): the fingers straddle the wall nearest the robot, closing
+        across its thickness (the body's wall geoms, bodies.object_xml)."""
+        w = self.world
+        props = w.things[obj].props
+        pos = w.position(obj)
+        geo = object_geometry(props)
+        towards = np.array([base.x, base.y]) - pos[:2]
+        towards /= max(float(np.linalg.norm(towards)), 1e-6)
+        if props.shape == "cylinder":
+            r = geo.half[0]
+            thickness = max(r - props.inner[0] / 2, 0.008)
+            # The octagon's wall nearest the robot: its middle lies at r cos(pi/8) - t/2 (bodies.py).
+            yaw_obj = atan2(w.rotation(obj)[1, 0], w.rotation(obj)[0, 0])
+            k = round((atan2(towards[1], towards[0]) - yaw_obj) / (pi / 4))
+            angle = yaw_obj + k * pi / 4
+            radial = np.array([np.cos(angle), np.sin(angle)])
+            centre = pos[:2] + (r * np.cos(pi / 8) - thickness / 2) * radial
+        else:
+            rot = w.rotation(obj)
+            # The side wall whose outward normal points most towards the robot.
+            axes = [(rot[:2, 0], geo.half[0], props.inner[0]), (rot[:2, 1], geo.half[1], props.inner[1])]
+            axis, h, inner = max(axes, key=lambda a: abs(float(a[0] @ towards)))
+            radial = axis * np.sign(float(axis @ towards))
+            thickness = max(h - inner / 2, 0.008)
+            centre = pos[:2] + (h - thickness / 2) * radial
+        # The pads close on the top 3 cm of the wall, the palm above the rim.
+        return thickness, atan2(radial[1], radial[0]), np.array([centre[0], centre[1], top - 0.03])
 
     def grasp_reachable(self, obj: str, base: BasePose) -> bool:
         """Would a free arm reach a top-down grasp of ``obj`` from ``base`` (IK for the pre-grasp,
         grasp and lift poses; the robot does not move)?"""
-        _, finger_yaw, target = self.top_down_grasp(obj)
+        _, finger_yaw, target = self.top_down_grasp(obj, base)
         yaws = self._grasp_yaws(base, target, finger_yaw)
         return any(self._plan_vertical(s, target, yaws, PRE_GRASP, LIFT, base) is not None
                    for s in ARM_SIDES if self.held[s] is None)

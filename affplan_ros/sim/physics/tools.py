@@ -23,7 +23,7 @@ from affplan_ros.sim.physics.world import ThingKind
 
 ABOVE = 0.06        # m above the target the tool starts a cut / a stroke from
 CUT_DEPTH = 0.01    # m the knife is driven below the target's top
-PRESS = 0.005       # m the tool is pressed below the surface's top while wiping
+PRESS = 0.02        # m the tool is driven below the surface's top while wiping: the servos press it down
 STROKE = 0.08       # m to each side of the middle of a wiping stroke
 STROKES = 3
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import mujoco  # noqa: F401 - required (requirements/physics.txt): a broken install fails here, never skips
+import numpy as np
 
 from affplan_ros.core.files.scene_io import load_scene, parse_scene_text
 from affplan_ros.sim.physics.skills import FailureCode, Skills
@@ -220,3 +221,18 @@ def test_a_place_out_of_reach_from_here_moves_along_the_counter_to_a_free_spot()
     assert sk.world.resting_on("cup0", "counter0")
     pose = sk.world.base_pose()
     assert abs(pose.x - start.x) + abs(pose.y - start.y) > 0.2   # it stood somewhere else to place it
+
+
+def test_a_bowl_wider_than_the_gripper_is_taken_by_its_rim_and_rises_with_the_hand():
+    sk = kitchen(**{"in banana:0 bowl:0": "on banana:0 table:0"})
+    w = sk.world
+    width, _, target = sk.top_down_grasp("bowl0")
+    assert width < 0.02 and w.things["bowl0"].props.size[0] > 0.09     # its wall, not its 20 cm
+    assert sk.navigate("table0", near="bowl0").success
+    z0 = w.position("bowl0")[2]
+    result = sk.grasp("bowl0")
+    assert result.success, result.reason
+    assert held_by_contact(sk, "bowl0", result.details["side"])
+    assert w.position("bowl0")[2] > z0 + 0.06 and "table0" not in w.contacts("bowl0")
+    # The fingers hold the wall: the grasp point is off the bowl's centre, at its rim.
+    assert np.hypot(*(target[:2] - w.position("bowl0")[:2])) > 0.07
