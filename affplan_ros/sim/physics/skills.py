@@ -37,7 +37,7 @@ from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
 from affplan_ros.sim.physics.robot import ARM_SIDES, HOME_TORSO, TORSO_JOINT, arm_joints, home_arm
-from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind
+from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind, side_poses
 
 T = TypeVar("T")
 
@@ -124,7 +124,8 @@ class Skills:
         ``point`` (world xy), opposite that point."""
         return self._run("navigate", self._navigate, location, near, point)
 
-    def _navigate(self, location: str, near: Optional[str], point: Optional[np.ndarray] = None) -> SkillResult:
+    def _navigate(self, location: str, near: Optional[str], point: Optional[np.ndarray] = None,
+                  goal: Optional[BasePose] = None) -> SkillResult:
         if location not in self.world.things or self.world.things[location].placement is None:
             return self._fail(FailureCode.UNKNOWN, f"{location!r} is not a place in the physics world")
         place = self.world.things[location].placement
@@ -134,7 +135,7 @@ class Skills:
             point = self.world.position(near)
         if point is not None:
             lateral = place.to_local(point[0], point[1])[0]
-        goal = self.world.approach_pose(location, lateral)
+        goal = goal or self.world.approach_pose(location, lateral)
         tuck = self._tuck()
         if not tuck.ok:
             return self._fail(FailureCode.BLOCKED, f"could not tuck the arms before driving: {tuck.joint} is held "
@@ -556,9 +557,19 @@ class Skills:
             return None
 
         plan, tries = first(), 0
-        for spot in self._spots_to_stand_at(free_spots(None), along) if plan is None else []:
+        if plan is not None or along is None:
+            return plan, tries
+        spots = self._spots_to_stand_at(free_spots(None), along)
+        # In front of other free spots, then at the place's ends (where a wall leaves room).
+        poses: list[Optional[BasePose]] = [None] * len(spots)
+        if spots:
+            place = self.world.things[along].placement
+            depth = place.to_local(spots[0][0], spots[0][1])[1]
+            poses += side_poses(self.world.things[along], self.world.spec, depth)
+            spots += [spots[0]] * (len(poses) - len(spots))
+        for spot, pose in zip(spots, poses):
             tries += 1
-            if self._navigate(along, None, spot - self._arm_offset(side)).success:
+            if self._navigate(along, None, spot - self._arm_offset(side), goal=pose).success:
                 plan = first()
                 if plan is not None:
                     break

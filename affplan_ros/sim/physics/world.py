@@ -350,6 +350,20 @@ class PhysicsWorld:
         return rz.T @ rot
 
 
+def side_poses(thing: Thing, spec: RobotSpec, depth: float = 0.0) -> list[BasePose]:
+    """Base poses at the left and right ends of a piece of furniture, facing it, ``depth`` along
+    its depth from its middle (a table that stands free on a side can be reached from there)."""
+    place = thing.placement
+    if place is None:
+        return []
+    depth = max(-place.depth / 2, min(place.depth / 2, depth))
+    out = []
+    for sign in (-1.0, 1.0):
+        x, y = place.to_world(sign * (place.width / 2 + spec.base_radius + STANDOFF), depth)
+        out.append(BasePose(x, y, place.yaw + (pi if sign > 0 else 0.0)))
+    return out
+
+
 def approach_pose(thing: Thing, spec: RobotSpec, lateral: float = 0.0, extra: float = 0.0) -> BasePose:
     place = thing.placement
     if place is None:
