@@ -96,11 +96,26 @@ class PhysicsExecutor(ScenarioViews):
         self.move_cost = 0.0
         self.executed: list[str] = []
         self.skill_results: list[SkillResult] = []
+        # Where the robot has stood (the domain's ``visited``): a history, so it is kept here,
+        # from the physics' ``at`` after every step, never from a step's effects.
+        self.visited: set[str] = set()
+        for rel in scene.relations:
+            if rel.predicate == "inhand" and rel.args[1:] == (robot,):
+                start = self.skills.start_holding(rel.args[0])
+                if not start.success:
+                    self.world.warnings.append(f"{rel.args[0]}: the scene has it in the robot's hand; {start.reason}")
+        self._note_visits()
 
     # -- what the physics shows ---------------------------------------------------------------
     def relations(self) -> set[Atom]:
-        """Every relation that holds now, read from the physics state (scene names)."""
-        return read_relations(self.world, self.skills, self.scene, self.anchors)
+        """Every relation that holds now, read from the physics state (scene names), and the
+        places the robot has stood at (``visited``)."""
+        return read_relations(self.world, self.skills, self.scene, self.anchors) | {
+            ("visited", loc) for loc in self.visited}
+
+    def _note_visits(self) -> None:
+        state = read_relations(self.world, self.skills, self.scene, self.anchors)
+        self.visited |= {a[2] for a in state if a[0] == "at" and a[1] == self.robot}
 
     def location_of_robot(self) -> Optional[str]:
         locs = [a[2] for a in self.relations() if a[0] == "at" and a[1] == self.robot]
@@ -203,6 +218,7 @@ class PhysicsExecutor(ScenarioViews):
         except Exception as exc:  # noqa: BLE001 - a crash in a skill is that step's failure
             outcome.failure = Failure(FailureCode.PHYSICAL, text, f"{step.action} crashed",
                                       f"{type(exc).__name__}: {exc}", detail="error")
+        self._note_visits()
         outcome.seconds = time.monotonic() - t0
         return outcome
 

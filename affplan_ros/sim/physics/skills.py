@@ -30,6 +30,7 @@ from enum import Enum
 from math import atan2, hypot, pi
 from typing import Callable, Mapping, Optional, TypeVar
 
+import mujoco
 import numpy as np
 
 from affplan_ros.sim.physics.bodies import object_geometry
@@ -319,6 +320,40 @@ class Skills:
         yaws = self._grasp_yaws(base, target, finger_yaw)
         return any(self._plan_vertical(s, target, yaws, PRE_GRASP, LIFT, base) is not None
                    for s in ARM_SIDES if self.held[s] is None)
+
+    def start_holding(self, obj: str) -> SkillResult:
+        """Set the world up with ``obj`` already in a free hand (a scenario that starts so): the arm
+        goes to the carry pose, the object is put between the open fingers, and they close on it.
+        Not a motion the robot makes; whether it is held is still read from the contacts."""
+        w = self.world
+        thing = w.things.get(obj)
+        free = [s for s in ARM_SIDES if self.held[s] is None]
+        if thing is None or thing.kind != ThingKind.OBJECT or thing.body_id < 0 or not free:
+            return self._fail(FailureCode.UNKNOWN, f"{obj!r} cannot start in a hand")
+        side = free[0]
+        self.control.set_gripper(side, w.spec.max_aperture, 0.3)
+        carry = self._carry_pose(side)
+        if carry is not None:
+            self.control.follow([carry])
+        tcp, rot, _ = w.site(f"{side}_tcp")
+        width, _, _ = self.top_down_grasp(obj)
+        # Upright, its narrowest side across the fingers (rot[:, 1] is their closing axis).
+        narrow_x = object_geometry(thing.props).half[0] * 2 <= width + 1e-6
+        across = rot[:, 1] if narrow_x else np.array([-rot[1, 1], rot[0, 1], 0.0])
+        yaw = atan2(across[1], across[0])
+        quat = np.array([np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)])
+        adr = w.model.jnt_qposadr[w.model.body_jntadr[thing.body_id]]
+        dof = w.model.jnt_dofadr[w.model.body_jntadr[thing.body_id]]
+        w.data.qpos[adr:adr + 3] = tcp
+        w.data.qpos[adr + 3:adr + 7] = quat
+        w.data.qvel[dof:dof + 6] = 0.0
+        mujoco.mj_forward(w.model, w.data)
+        self.control.set_gripper(side, 0.0, 0.6)
+        w.step(w.steps(0.3))
+        if len(w.touching_geoms(obj, self._pads(side))) < 2:
+            return self._fail(FailureCode.SLIPPED, f"{obj} did not stay between the fingers")
+        self.held[side] = obj
+        return self._ok(side=side)
 
     def _grasp_yaws(self, base: BasePose, target: np.ndarray, finger_yaw: Optional[float]) -> list[float]:
         if finger_yaw is not None:

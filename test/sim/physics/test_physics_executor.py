@@ -122,3 +122,17 @@ def test_putin_needs_an_open_container_and_room_inside(scene):
     rel = ex.relations()
     assert ("in", "cup0", "refrigerator0") in rel and ("in", "apple0", "refrigerator0") in rel
     assert ex.goal_reached(to_dnf(parse_goal("(and (in cup0 refrigerator0) (opened refrigerator0))")))
+
+
+def test_a_scene_that_starts_with_the_cup_in_hand_and_the_places_visited():
+    from affplan_ros.core.files.scene_io import parse_scene_text
+
+    text = KITCHEN.read_text().replace("on cup:0 counter:0", "inhand cup:0 robot:0")
+    ex = PhysicsExecutor(parse_scene_text(text))
+    rel = ex.relations()
+    assert ("inhand", "cup0", "robot0") in rel and not any(a[0] == "on" and a[1] == "cup0" for a in rel)
+    assert ("visited", "counter0") in rel and ("visited", "table0") not in rel
+    result = ex.execute(steps("move robot0 counter0 table0", "place robot0 cup0 table0 table0"))
+    assert result.success, result.failure
+    rel = ex.relations()
+    assert ("on", "cup0", "table0") in rel and {("visited", "counter0"), ("visited", "table0")} <= rel
