@@ -44,6 +44,8 @@ T = TypeVar("T")
 
 PRE_GRASP = 0.12        # m above the grasp pose the hand comes from
 LIFT = 0.10             # m an object is lifted after closing
+SHORT_APPROACH = 0.06   # m: approach and lift where the full ones are out of reach (a tall object's top)
+DROP_GAP = 0.04         # m between a dropped object's bottom and the bin's rim when the hand opens
 RELEASE_GAP = 0.01      # m between the object's bottom and the support when the gripper opens
 # m kept between the base and obstacles when driving: the tucked hands stick out ~6 cm past the
 # base (its radius is 0.27 m), so the disc that must stay clear is 0.34 m.
@@ -215,8 +217,10 @@ class Skills:
         order = sorted(free, key=lambda s: (local[1] < 0) != (s == "r"))
         yaws = self._grasp_yaws(base, target, finger_yaw)
         plan = None
-        for s in order:
-            plan = self._plan_vertical(s, target, yaws, PRE_GRASP, LIFT)
+        # A tall object's top may be too high for the full approach and lift: then a short one.
+        for (above, lift), s in ((a, s) for a in ((PRE_GRASP, LIFT), (SHORT_APPROACH, SHORT_APPROACH))
+                                 for s in order):
+            plan = self._plan_vertical(s, target, yaws, above, lift)
             if plan is not None:
                 side = s
                 break
@@ -250,7 +254,7 @@ class Skills:
         # stopped early on something, the hand rises from there, less than LIFT above the target).
         hand = w.site(f"{side}_tcp")[0][2] - hand0
         touching = w.touching_geoms(obj, pads)
-        if len(touching) < 2 or hand < 0.5 * LIFT or risen < 0.8 * hand:
+        if len(touching) < 2 or hand < 0.5 * SHORT_APPROACH or risen < 0.8 * hand:
             return self._fail(FailureCode.SLIPPED, f"{obj} did not rise with the hand (rose {risen * 100:.1f} cm as "
                               f"the hand rose {hand * 100:.1f}; {len(touching)} of 2 fingers touch it)", risen=risen)
         self.held[side] = obj
@@ -505,9 +509,42 @@ class Skills:
                               f"held) does not fit the {2 * size[0] * 100:.0f} x {2 * size[1] * 100:.0f} cm inside "
                               f"of {container}", footprint=foot)
         result = self._place(obj, container, "inner", along)
+        if result.code == FailureCode.UNREACHABLE and thing.kind == ThingKind.OBJECT:
+            # The floor of a deep bin is out of reach: let it drop in from over the rim, as a
+            # person throws something away; where it lands is the physics' business.
+            result = self._drop_into(obj, container)
         if result.success and not self.inside(obj, container):
             return self._fail(FailureCode.SLIPPED, f"{obj} came to rest on {container} but not inside it")
         return result
+
+    def _drop_into(self, obj: str, container: str) -> SkillResult:
+        w = self.world
+        side = self.holding(obj)
+        if side is None:
+            return self._fail(FailureCode.NOT_HELD, f"the robot does not hold {obj}")
+        centre, _, _ = w.site(w.things[container].inner_site)
+        rim = centre[2] + inner_height(w, container) - 0.05
+        tcp, _, _ = w.site(f"{side}_tcp")
+        hang = tcp[2] - (w.position(obj)[2] - object_geometry(w.things[obj].props).half[2])
+        hand = (w.position(obj) - tcp)[:2]
+        target = np.array([centre[0] - hand[0], centre[1] - hand[1], rim + DROP_GAP + hang])
+        yaw = self._tcp_yaw(side)
+        plan = self._plan_vertical(side, target, [yaw, yaw + pi], SHORT_APPROACH, SHORT_APPROACH)
+        if plan is None:
+            return self._fail(FailureCode.UNREACHABLE, f"neither {container}'s floor nor a point over its rim is "
+                              "within the arm's reach from where the base stands")
+        pre, at, after = plan
+        out = self.control.follow([pre])
+        if out.ok:
+            out = self.control.follow(self._straight(side, pre, at), speed_scale=0.5)
+        if not out.ok:
+            return self._blocked(out, f"holding {obj} over {container}")
+        self.control.set_gripper(side, w.spec.max_aperture, 0.5)
+        self.held[side] = None
+        self.control.follow(self._straight(side, at, after), speed_scale=0.5)
+        self._tuck()
+        w.step(w.steps(1.0))
+        return self._ok(side=side, dropped=True)
 
     def inside(self, obj: str, container: str) -> bool:
         """Whether ``obj``'s centre lies in ``container``'s inner volume (above its inner floor,
