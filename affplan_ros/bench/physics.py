@@ -51,6 +51,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--case-time-limit", type=float, default=DEFAULT_CASE_LIMIT,
                         help="wall seconds per case, world building, planning and execution together "
                              "(default: %(default)s)")
+    parser.add_argument("--video", metavar="DIR", help="also write a video of each case into DIR (<set>_<index>.mp4: "
+                                                       "a view from above and the head camera, the step as a caption; "
+                                                       "rendering slows the run, so its timings are not comparable)")
     output_option(parser, "physics")
     jobs_option(parser, "cases in parallel (processes; default: min(2, CPUs))")
 
@@ -73,7 +76,11 @@ def run(args: argparse.Namespace) -> int:
     from affplan_ros.bench import plan
 
     cfg = plan._prepare(_plan_args(args))
-    worker = {"mode": "optimal", "time_limit": args.time_limit, "prune": True, "case_limit": args.case_time_limit}
+    worker = {"mode": "optimal", "time_limit": args.time_limit, "prune": True, "case_limit": args.case_time_limit,
+              "video": None}
+    if args.video:
+        Path(args.video).mkdir(parents=True, exist_ok=True)
+        worker["video"] = str(Path(args.video).resolve())
     jobs = resolve_jobs(args.jobs, cap=2)
     out = Path(args.out)
     print(f"bench physics: {len(cfg['cases'])} cases in {len(cfg['sets'])} set(s), jobs={jobs} -> {out}", flush=True)
@@ -164,8 +171,19 @@ def _run_case(case: dict, r: dict) -> None:
     world = build_world(scene)
     r["world_warnings"] = world.warnings[:20]
     ex = PhysicsExecutor(scene, oam=oam, world=world, time_limit_s=max(0.0, left()))
+    video = None
+    if cfg.get("video"):
+        from affplan_ros.sim.physics.video import RunVideo
+
+        video = RunVideo(Path(cfg["video"]) / f"{case['set'].replace('/', '_')}_{case['index']}.mp4", fps=5)
+        video.attach(world)
+        ex.on_step = lambda text: setattr(video, "caption", text)
     t_exec, sim0 = time.monotonic(), world.sim_seconds
-    result = ex.execute(pr.plan)
+    try:
+        result = ex.execute(pr.plan)
+    finally:
+        if video is not None:
+            video.close()
     r["execute_wall_seconds"] = round(time.monotonic() - t_exec, 3)
     r["sim_seconds"] = round(world.sim_seconds - sim0, 3)
     if r["execute_wall_seconds"] > 0 and r["sim_seconds"] > 0:

@@ -95,6 +95,14 @@ class HeadCamera:
         return CameraFrame(rgb, depth, self.fx, self.fy, self.cx, self.cy, position, rotation, float(data.time))
 
 
+def aim_point(world: PhysicsWorld, name: str) -> np.ndarray:
+    """Where to look at ``name``: into a container (a fridge's shelves), else onto its top (a table,
+    a counter), else its centre (an object, a person)."""
+    thing = world.things[name]
+    site = next((n for n in (thing.inner_site, thing.top_site) if world.has_site(n)), None)
+    return world.site(site)[0] if site else world.position(name)
+
+
 def head_angles(world: PhysicsWorld, point: np.ndarray) -> tuple[float, float]:
     """Pan and tilt (within the joints' limits) that point the head camera at ``point``."""
     base = world.base_pose()

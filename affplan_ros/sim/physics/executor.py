@@ -12,13 +12,14 @@ tool-selection loop and the benchmarks can run either. Each plan step becomes sk
   the physics says how far out of reach the object is;
 * ``place o s a`` / ``stack o s a``: place on ``s``'s top; ``putin o c a``: into ``c``'s inner space;
 * ``open x a`` / ``close x a``: the door or drawer along its joint (the robot must be at ``a``);
-* ``handover o p``: hold ``o`` out to the person, who grips it (``handover.py``);
+* ``handover p o``: hold ``o`` out to the person, who grips it; ``receive_object p o``: the
+  person holds ``o`` out, the robot grasps it and the person lets go (``handover.py``);
 * ``open`` / ``close`` of a lid: the cap turned by the hand (``lids.py``);
 * ``fill`` / ``pour``: the held source tilted with its mouth over the target (``pouring.py``);
 * ``chop`` / ``wet_swipe``: the held knife down onto the target, the held tool drawn over the
   surface (``tools.py``); ``wetten`` (an environment action) holds if the physics shows the
   object lying in the water;
-* receive_object, heat_liquid: no motion yet.
+* heat_liquid: no motion yet.
   They fail (code UNAVAILABLE, "no motion for ... in the physics world yet"), never pretend;
 * a person's own steps fail: the person model takes what it is handed and does nothing else.
 
@@ -29,7 +30,7 @@ from __future__ import annotations
 
 import time
 from math import hypot
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from affplan_ros.core.agent.execution import (
     ExecutionResult,
@@ -44,7 +45,8 @@ from affplan_ros.core.planning.planner import PlanStep
 from affplan_ros.core.planning.simulate import goal_satisfied
 from affplan_ros.core.planning.task import build_task
 from affplan_ros.sim.executor import ScenarioViews
-from affplan_ros.sim.physics.handover import handover
+from affplan_ros.sim.physics.camera import aim_point, head_angles
+from affplan_ros.sim.physics.handover import handover, receive_object, start_in_person_hand
 from affplan_ros.sim.physics.lids import turn_lid
 from affplan_ros.sim.physics.pouring import fill, pour
 from affplan_ros.sim.physics.relations import Anchors, Atom, read_relations
@@ -55,7 +57,6 @@ from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind, build_world
 
 # Capabilities without a motion in the physics world yet (they fail, with this said).
 NO_MOTION = {
-    "receive_object": "taking an object from a person",
     "heat_liquid": "heating a liquid",
 }
 
@@ -99,11 +100,16 @@ class PhysicsExecutor(ScenarioViews):
         # Where the robot has stood (the domain's ``visited``): a history, so it is kept here,
         # from the physics' ``at`` after every step, never from a step's effects.
         self.visited: set[str] = set()
+        self.on_step: Optional[Callable[[str], None]] = None   # told each step as it starts (a video caption)
         for rel in scene.relations:
             if rel.predicate == "inhand" and rel.args[1:] == (robot,):
                 start = self.skills.start_holding(rel.args[0])
                 if not start.success:
                     self.world.warnings.append(f"{rel.args[0]}: the scene has it in the robot's hand; {start.reason}")
+            elif rel.predicate == "inhand" and rel.args[1:2] and rel.args[1] in self._humans:
+                why = start_in_person_hand(self.world, rel.args[0], rel.args[1])
+                if why is not None:
+                    self.world.warnings.append(f"{rel.args[0]}: the scene has it in {rel.args[1]}'s hand; {why}")
         self._note_visits()
 
     # -- what the physics shows ---------------------------------------------------------------
@@ -200,6 +206,8 @@ class PhysicsExecutor(ScenarioViews):
     def _step(self, step) -> StepOutcome:
         t0 = time.monotonic()
         text = " ".join(x for x in (step.action, step.agent, *step.args) if x)
+        if self.on_step is not None:
+            self.on_step(text)
         outcome = StepOutcome(text, step.agent, False)
         try:
             cap = self.task.capabilities.get(step.action)
@@ -225,6 +233,7 @@ class PhysicsExecutor(ScenarioViews):
     def _robot_step(self, text: str, action: str, args: tuple[str, ...]) -> Optional[Failure]:
         """The skills of one robot step; None when all of them succeeded."""
         sk = self.skills
+        self._glance(args[-1] if action == "move" else args[0] if args else "")
         if action in NO_MOTION:
             return Failure(FailureCode.UNAVAILABLE, text, f"no motion for {action} in the physics world yet",
                            f"the physics world has no skill for {NO_MOTION[action]}",
@@ -246,9 +255,10 @@ class PhysicsExecutor(ScenarioViews):
             self._line_up(at, target)
             along = self._place_of(at) if self.location_of_robot() == at else None
             return self._check(text, "wipe", self._skill(wipe, sk, tool, target, along))
-        if action == "handover":
-            recipient, obj = args
-            return self._check(text, "handover", self._skill(handover, sk, obj, recipient))
+        if action in ("handover", "receive_object"):
+            person, obj = args
+            motion = handover if action == "handover" else receive_object
+            return self._check(text, action, self._skill(motion, sk, obj, person))
         if action in ("grasp", "take_out"):
             obj, source, at = args
             self._line_up(at, obj)
@@ -277,6 +287,16 @@ class PhysicsExecutor(ScenarioViews):
             return failure
         return Failure(FailureCode.UNAVAILABLE, text, f"no motion for {action} in the physics world yet",
                        f"{action!r} is not a capability the physics executor knows", detail="no_motion")
+
+    def _glance(self, name: str) -> None:
+        """Turn the head towards what the step is about while the step runs (its servos move with
+        the physics; nothing waits for them): the camera then shows what the robot works on."""
+        thing = self.world.things.get(self._place_of(name))
+        if thing is None or thing.body_id < 0:
+            return
+        pan, tilt = head_angles(self.world, aim_point(self.world, thing.name))
+        self.world.set_ctrl("head_pan", pan)
+        self.world.set_ctrl("head_tilt", tilt)
 
     def _environment_step(self, text: str, action: str, args: tuple[str, ...]) -> Optional[Failure]:
         """``wetten o c l``: ``o`` gets wet if the physics shows it in ``c`` while ``c`` holds the

@@ -20,7 +20,7 @@ from affplan_ros.core.model.failure import Failure, FailureCode
 from affplan_ros.core.model.records import Observation
 from affplan_ros.core.model.scene import Scene
 from affplan_ros.core.planning.planner import PlanStep
-from affplan_ros.sim.physics.camera import CameraFrame, HeadCamera, head_angles
+from affplan_ros.sim.physics.camera import CameraFrame, HeadCamera, aim_point, head_angles
 from affplan_ros.sim.physics.control import RobotControl
 from affplan_ros.sim.physics.executor import PhysicsExecutor
 from affplan_ros.sim.world import Candidate, Outcome
@@ -85,10 +85,7 @@ class PhysicsSkillWorld:
             thing = ex.world.things.get(ex._place_of(location))
             if thing is None or thing.body_id < 0:
                 return False
-            # Into a container (a fridge's shelves), else onto its top (a table, a counter).
-            site = next((n for n in (thing.inner_site, thing.top_site) if ex.world.has_site(n)), None)
-            target = ex.world.site(site)[0] if site else ex.world.position(thing.name)
-            pan, tilt = head_angles(ex.world, target)
+            pan, tilt = head_angles(ex.world, aim_point(ex.world, thing.name))
             return RobotControl(ex.world).follow([{"head_pan": pan, "head_tilt": tilt}]).ok
 
 

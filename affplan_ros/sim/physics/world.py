@@ -29,7 +29,7 @@ import time
 from dataclasses import dataclass, field
 from enum import Enum
 from math import atan2, cos, pi, sin
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 import mujoco
 import numpy as np
@@ -147,6 +147,7 @@ class PhysicsWorld:
         self.wet: set[str] = set()
         self.wall_seconds = 0.0
         self.sim_seconds = 0.0
+        self.watchers: list[Callable[[], None]] = []      # called after every step (a video recorder)
         self._owner = np.full(model.ngeom, "", dtype=object)
         for thing in things.values():
             for g in thing.geom_ids:
@@ -164,6 +165,8 @@ class PhysicsWorld:
         mujoco.mj_step(self.model, self.data, nstep=n)
         self.wall_seconds += time.perf_counter() - start
         self.sim_seconds += n * self.model.opt.timestep
+        for watch in self.watchers:
+            watch()
 
     def steps(self, seconds: float) -> int:
         return max(1, int(round(seconds / self.model.opt.timestep)))
