@@ -4,8 +4,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import mujoco  # noqa: F401 - required (requirements/physics.txt): a broken install fails here, never skips
+import numpy as np
 
 from affplan_ros.core.files.scene_io import parse_scene_text
+from affplan_ros.sim.physics import pouring
 from affplan_ros.sim.physics.pouring import fill
 from affplan_ros.sim.physics.skills import FailureCode, Skills
 from affplan_ros.sim.physics.world import build_world
@@ -13,11 +15,15 @@ from affplan_ros.sim.physics.world import build_world
 KITCHEN = Path(__file__).resolve().parents[3] / "config" / "scenarios" / "kitchen.txt"
 
 
-def kitchen_with_water_in_a_bottle(lid: bool = False) -> Skills:
-    text = (KITCHEN.read_text().replace("cup:0\n", "cup:0\nbottle:0\n", 1)
+def kitchen_with_water_in_a_bottle(lid: bool = False, closed_carton: bool = False) -> Skills:
+    """The kitchen with a bottle of water on the counter, held; ``closed_carton``: a milk carton
+    with its lid on stands on the counter too."""
+    carton = "milk_cartoon:0" if closed_carton else ""
+    text = (KITCHEN.read_text().replace("cup:0\n", f"cup:0\nbottle:0\n{carton}\n", 1)
             .replace("liquid_in water:0 bucket:0", "liquid_in water:0 bottle:0\non bottle:0 counter:0"
-                     + ("\nclosed bottle:0" if lid else ""))
-            .replace("counter0 counter:0 cup:0", "counter0 counter:0 cup:0 bottle:0"))
+                     + ("\nclosed bottle:0" if lid else "")
+                     + (f"\non {carton} counter:0\nclosed {carton}" if carton else ""))
+            .replace("counter0 counter:0 cup:0", f"counter0 counter:0 cup:0 bottle:0 {carton}".rstrip()))
     sk = Skills(build_world(parse_scene_text(text)))
     assert sk.navigate("counter0", near="bottle0").success and sk.grasp("bottle0").success
     return sk
@@ -43,3 +49,42 @@ def test_a_closed_bottle_an_empty_one_and_one_not_held_pour_nothing():
     empty = kitchen_with_water_in_a_bottle()
     assert not fill(empty, "bottle0", "milk0", "cup0").success
     assert fill(empty, "cup0", "water0", "bottle0").code == FailureCode.NOT_HELD
+
+
+def test_a_target_with_its_lid_on_takes_nothing_and_the_water_stays_in_the_bottle():
+    sk = kitchen_with_water_in_a_bottle(closed_carton=True)
+    litres = sk.world.liquids["bottle0"]["water0"]
+    out = fill(sk, "bottle0", "water0", "milk_cartoon0")
+    assert not out.success and out.code == FailureCode.CONTAINER_CLOSED and "milk_cartoon0" in out.reason
+    assert sk.world.liquids["bottle0"] == {"water0": litres} and "milk_cartoon0" not in sk.world.liquids
+
+
+def test_tilting_where_the_cup_was_believed_to_be_spills_the_water(monkeypatch):
+    """The arm aims 15 cm beside the cup (a stale belief of where it stands): the physics at the
+    tilt has the mouth over the counter, so the water leaves the bottle and the cup gets none."""
+    sk = kitchen_with_water_in_a_bottle()
+    w = sk.world
+    assert sk.navigate("counter0", near="cup0").success
+    yaw = w.base_pose().yaw
+    aside = 0.15 * np.array([-np.sin(yaw), np.cos(yaw), 0.0])
+    planned = pouring._tilt_plan
+
+    def stale_plan(sk_: Skills, side: str, source: str, target: str):
+        shift(w, target, aside)
+        try:
+            return planned(sk_, side, source, target)
+        finally:
+            shift(w, target, -aside)
+
+    monkeypatch.setattr(pouring, "_tilt_plan", stale_plan)
+    out = fill(sk, "bottle0", "water0", "cup0")
+    assert not out.success and out.code == FailureCode.SLIPPED and "spilled" in out.reason
+    assert not w.liquids["bottle0"] and not w.liquids.get("cup0")
+    assert sk.holding("bottle0")                # it was the aim, not the grip, that failed
+
+
+def shift(w, name: str, offset: np.ndarray) -> None:
+    """Move a free body by ``offset`` (only to plan against a wrong position; moved back after)."""
+    adr = w.model.jnt_qposadr[w.model.body_jntadr[w.things[name].body_id]]
+    w.data.qpos[adr:adr + 3] += offset
+    mujoco.mj_forward(w.model, w.data)

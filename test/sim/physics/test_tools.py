@@ -6,6 +6,10 @@ from pathlib import Path
 import mujoco  # noqa: F401 - required (requirements/physics.txt): a broken install fails here, never skips
 
 from affplan_ros.core.files.scene_io import parse_scene_text
+from affplan_ros.core.goals.extraction import parse_goal
+from affplan_ros.core.goals.formula import to_dnf
+from affplan_ros.core.planning.planner import PlanStep
+from affplan_ros.sim.physics.executor import PhysicsExecutor
 from affplan_ros.sim.physics.skills import FailureCode, Skills
 from affplan_ros.sim.physics.tools import chop, wipe
 from affplan_ros.sim.physics.world import build_world
@@ -20,10 +24,13 @@ def kitchen(**replace: str) -> Skills:
     return Skills(build_world(parse_scene_text(text)))
 
 
+CUCUMBER_ON_THE_BOARD = {"banana:0\n": "banana:0\ncucumber:0\n",
+                         "on cutting_board:0 counter:0": "on cutting_board:0 counter:0\non cucumber:0 cutting_board:0",
+                         "counter0 counter:0": "counter0 counter:0 cucumber:0"}
+
+
 def test_the_knife_comes_down_on_the_cucumber_lying_on_the_board():
-    sk = kitchen(**{"banana:0\n": "banana:0\ncucumber:0\n",
-                    "on cutting_board:0 counter:0": "on cutting_board:0 counter:0\non cucumber:0 cutting_board:0",
-                    "counter0 counter:0": "counter0 counter:0 cucumber:0"})
+    sk = kitchen(**CUCUMBER_ON_THE_BOARD)
     w = sk.world
     assert w.resting_on("cucumber0", "cutting_board0")
     nothing = chop(sk, "kitchen_knife0", "cucumber0", "cutting_board0")
@@ -48,3 +55,18 @@ def test_a_wet_sponge_drawn_over_the_table_cleans_it_a_dry_one_does_not():
     result = wipe(sk, "sponge0", "table0", along="table0")
     assert result.success, result.reason
     assert result.details["strokes"] >= 2 and w.cleaned == {"table0"} and sk.holding("sponge0")
+
+
+def test_a_planned_chop_step_runs_the_motion_and_the_goal_is_read_from_the_physics():
+    text = KITCHEN.read_text()
+    for old, new in CUCUMBER_ON_THE_BOARD.items():
+        text = text.replace(old, new)
+    ex = PhysicsExecutor(parse_scene_text(text))
+    goal = to_dnf(parse_goal("(chopped cucumber0)"))
+    chop_step = PlanStep("chop", ("kitchen_knife0", "cucumber0", "cutting_board0", "counter0"), "robot0")
+    empty_handed = ex.execute([chop_step])
+    assert not empty_handed.success and empty_handed.failure.detail == "not_held" and not ex.goal_reached(goal)
+    grasp = PlanStep("grasp", ("kitchen_knife0", "counter0", "counter0"), "robot0")
+    result = ex.execute([grasp, chop_step])
+    assert result.success, result.failure
+    assert ex.goal_reached(goal) and ("inhand", "kitchen_knife0", "robot0") in ex.relations()
