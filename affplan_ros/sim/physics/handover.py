@@ -1,4 +1,5 @@
-"""Handing an object to a person, judged by physics (the person model: ``bodies.human_xml``).
+"""Handing an object to a person and taking one from them, judged by physics (the person model:
+``bodies.human_xml``).
 
 The person is outside the robot, so it is modelled, not simulated as a body with arms: a
 cooperative person standing still who reaches out (a mocap hand that touches nothing) to where the
@@ -7,22 +8,31 @@ robot presents something within their reach, and closes the hand (a weld,
 held object is carried by IK to a point between them, the person grips it, the gripper opens, the
 hand backs off and the arm tucks. The handover succeeded only if afterwards the object hangs in
 the person's hand and the robot's fingers no longer touch it.
+
+Receiving is the reverse: the person holds the object out to a point between them where a
+top-down grasp of it is within the robot's reach (carried there by the weld), the robot grasps it
+(``Skills.grasp``, judged as any grasp), and the person lets go as they feel it taken: as soon as
+both of the robot's finger pads touch it. The robot has it only if it then rose with the hand.
 """
 from __future__ import annotations
 
-from math import hypot
+from math import atan2, cos, hypot, pi, sin
 from typing import Optional
 
+import mujoco
 import numpy as np
 
 from affplan_ros.sim.physics.bodies import PERSON_HAND_HEIGHT
-from affplan_ros.sim.physics.skills import FailureCode, SkillResult, Skills
-from affplan_ros.sim.physics.world import ThingKind
+from affplan_ros.sim.physics.robot import ARM_SIDES
+from affplan_ros.sim.physics.skills import LIFT, PRE_GRASP, FailureCode, SkillResult, Skills
+from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind
 
 PERSON_REACH = 0.60   # m from the person's centre they reach out to (an arm's length)
 ROBOT_REACH = 1.30    # m from the base centre to the person's centre beyond which nothing is tried
 GRIP_DISTANCE = 0.05  # m: the person closes the hand only on an object this close to it
 BACK_OFF = 0.10       # m the open hand withdraws towards the robot before the arm tucks
+REST_OUT = 0.35       # m from the person's centre they keep what they hold (clear of their body)
+REACH_SECONDS = 0.6   # s the person takes to move a held object to where they hold it out
 # Where, between the person and the robot, the object is offered: metres from the person's centre
 # (clear of their body, a 0.22 m capsule, with the fingers round the object; within their reach),
 # then heights around a standing person's hand.
@@ -37,18 +47,16 @@ def handover(skills: Skills, obj: str, person: str) -> SkillResult:
 
 def _handover(sk: Skills, obj: str, person: str) -> SkillResult:
     w = sk.world
-    who = w.things.get(person)
-    if who is None or who.kind != ThingKind.AGENT or who.placement is None or person == w.robot_name:
+    person_xy = _person_xy(w, person)
+    if person_xy is None:
         return sk._fail(FailureCode.UNKNOWN, f"{person!r} is not a person in the physics world")
     side = sk.holding(obj)
     if side is None:
         return sk._fail(FailureCode.NOT_HELD, f"the robot does not hold {obj}")
-    base = w.base_pose()
-    person_xy = np.array([who.placement.x, who.placement.y])
-    gap = float(hypot(*(person_xy - (base.x, base.y))))
+    gap = _gap(w, person_xy)
     if gap > ROBOT_REACH:
-        return sk._fail(FailureCode.UNREACHABLE, f"the robot stands {gap:.2f} m from {person}; a handover needs "
-                        f"at most {ROBOT_REACH:.2f} m", distance=gap)
+        return _too_far(sk, person, gap)
+    base = w.base_pose()
     tcp, rot, _ = w.site(f"{side}_tcp")
     offset = w.position(obj) - tcp          # where the object hangs from the hand, kept as it is
     plan = _offer_pose(sk, side, person_xy, np.array([base.x, base.y]), offset, rot)
@@ -86,19 +94,41 @@ def _offer_pose(sk: Skills, side: str, person_xy: np.ndarray, base_xy: np.ndarra
     reaches with the hand's present orientation, and the joints that put it there."""
     w = sk.world
     base = w.base_pose()
+    seed = sk.control.joints()
+    for meet in _meeting_points(person_xy, base_xy):
+        r = sk._solve(side, w.to_base_frame(meet - offset, base), w.rotation_to_base(rot, base), seed)
+        if r.success:
+            return meet, r.joints
+    return None
+
+
+def _meeting_points(person_xy: np.ndarray, base_xy: np.ndarray) -> list[np.ndarray]:
+    """Where an object may change hands (its centre): on the line from the person towards the
+    robot, within the person's reach, around a standing person's hand height; best first."""
     towards = base_xy - person_xy
     length = float(np.linalg.norm(towards))
     towards = towards / length if length > 1e-6 else np.array([1.0, 0.0])
-    seed = sk.control.joints()
-    for along in _ALONG:
-        if along > min(PERSON_REACH, length):
-            continue
-        for dz in _HEIGHTS:
-            meet = np.array([*(person_xy + along * towards), PERSON_HAND_HEIGHT + dz])
-            r = sk._solve(side, w.to_base_frame(meet - offset, base), w.rotation_to_base(rot, base), seed)
-            if r.success:
-                return meet, r.joints
-    return None
+    return [np.array([*(person_xy + along * towards), PERSON_HAND_HEIGHT + dz])
+            for along in _ALONG if along <= min(PERSON_REACH, length) for dz in _HEIGHTS]
+
+
+def _person_xy(w: PhysicsWorld, person: str) -> Optional[np.ndarray]:
+    """Where ``person`` stands, or None if there is no such person."""
+    who = w.things.get(person)
+    if who is None or who.kind != ThingKind.AGENT or who.placement is None or person == w.robot_name:
+        return None
+    return np.array([who.placement.x, who.placement.y])
+
+
+def _gap(w: PhysicsWorld, person_xy: np.ndarray) -> float:
+    """Metres from the robot's base centre to the person's centre."""
+    base = w.base_pose()
+    return float(hypot(*(person_xy - (base.x, base.y))))
+
+
+def _too_far(sk: Skills, person: str, gap: float) -> SkillResult:
+    return sk._fail(FailureCode.UNREACHABLE, f"the robot stands {gap:.2f} m from {person}; an object changes hands "
+                    f"at most {ROBOT_REACH:.2f} m apart", distance=gap)
 
 
 def _back_off(sk: Skills, side: str, away: np.ndarray) -> None:
@@ -114,8 +144,119 @@ def _back_off(sk: Skills, side: str, away: np.ndarray) -> None:
         sk.control.follow([r.joints], speed_scale=0.5)
 
 
-def _held_offset(w, person: str, obj: str) -> np.ndarray:
+def _held_offset(w: PhysicsWorld, person: str, obj: str) -> np.ndarray:
     """Where the weld keeps ``obj`` relative to the person's hand, in the world frame."""
     eq = w.model.equality(f"{person}/grip/{obj}").id
     rot = w.data.body(f"{person}/hand").xmat.reshape(3, 3)
     return rot @ w.model.eq_data[eq, 3:6]
+
+
+def receive_object(skills: Skills, obj: str, person: str) -> SkillResult:
+    """Take ``obj`` from the hand of ``person`` (who must be within reach of where the robot stands)."""
+    return skills._run("receive_object", _receive, skills, obj, person)
+
+
+def _receive(sk: Skills, obj: str, person: str) -> SkillResult:
+    w = sk.world
+    person_xy = _person_xy(w, person)
+    if person_xy is None:
+        return sk._fail(FailureCode.UNKNOWN, f"{person!r} is not a person in the physics world")
+    if w.grips.get(obj) != person:
+        return sk._fail(FailureCode.NOT_HELD, f"{person} does not hold {obj}")
+    free = [s for s in ARM_SIDES if sk.held[s] is None]
+    if not free:
+        return sk._fail(FailureCode.HAND_FULL, "both hands are full")
+    gap = _gap(w, person_xy)
+    if gap > ROBOT_REACH:
+        return _too_far(sk, person, gap)
+    meet = _taking_point(sk, obj, person_xy, free)
+    if meet is None:
+        return sk._fail(FailureCode.UNREACHABLE, f"{person} holds {obj} nowhere within their reach where an arm "
+                        f"reaches a top-down grasp of it ({gap:.2f} m apart; IK finds no solution)", distance=gap)
+    _carry_held(w, person, obj, meet)
+    miss = float(np.linalg.norm(w.position(obj) - meet))
+    if miss > GRIP_DISTANCE:
+        _carry_held(w, person, obj, rest_point(person_xy))
+        return sk._fail(FailureCode.BLOCKED, f"{person} could not hold {obj} out: it stopped {miss * 100:.0f} cm "
+                        "short (something in the way)", distance=miss)
+    pads = [sk._pads(s) for s in free]
+
+    def let_go_when_taken() -> None:
+        # The person feels the robot take it: both pads of one hand on the object.
+        if obj in w.grips and any(len(w.touching_geoms(obj, p)) == 2 for p in pads):
+            w.release(obj)
+
+    w.watchers.append(let_go_when_taken)
+    try:
+        result = sk._grasp(obj, None, None)
+    finally:
+        w.watchers.remove(let_go_when_taken)
+    if obj in w.grips:
+        # Not taken (the fingers never closed on it): the person keeps it and draws the hand back.
+        _carry_held(w, person, obj, rest_point(person_xy))
+        return result
+    w.reach_out(person, rest_point(person_xy))
+    if not result.success:
+        return result       # let go, and the robot's hand did not keep it: it fell
+    return sk._ok(**result.details, meet=meet)
+
+
+def _taking_point(sk: Skills, obj: str, person_xy: np.ndarray, free: list[str]) -> Optional[np.ndarray]:
+    """The first meeting point at which a free arm reaches a top-down grasp of ``obj`` (its
+    grasp as the person holds it now, moved there)."""
+    w = sk.world
+    base = w.base_pose()
+    _, finger_yaw, target = sk.top_down_grasp(obj)
+    grasp_offset = target - w.position(obj)
+    for meet in _meeting_points(person_xy, np.array([base.x, base.y])):
+        at = meet + grasp_offset
+        yaws = sk._grasp_yaws(base, at, finger_yaw)
+        if any(sk._plan_vertical(s, at, yaws, PRE_GRASP, LIFT) is not None for s in free):
+            return meet
+    return None
+
+
+def rest_point(person_xy: np.ndarray) -> np.ndarray:
+    """Where a person keeps what they hold: in front of them, towards the room's middle."""
+    norm = float(np.linalg.norm(person_xy))
+    out = -person_xy / norm if norm > 1e-6 else np.array([1.0, 0.0])
+    return np.array([*(person_xy + REST_OUT * out), PERSON_HAND_HEIGHT])
+
+
+def _carry_held(w: PhysicsWorld, person: str, obj: str, point: np.ndarray) -> None:
+    """The person moves the hand holding ``obj`` until the object's centre is at ``point``, over
+    ``REACH_SECONDS``: round their body (polar about their centre: a straight line could pass
+    through it), in small steps, so that the weld carries the object along without a jolt."""
+    offset = _held_offset(w, person, obj)       # the object's centre from the hand, kept by the weld
+    centre = np.array([*_person_xy(w, person), 0.0])
+    start = w.position(obj) - centre
+    goal = np.asarray(point, float) - centre
+    a0, a1 = atan2(start[1], start[0]), atan2(goal[1], goal[0])
+    turn = (a1 - a0 + pi) % (2 * pi) - pi
+    r0, r1 = hypot(start[0], start[1]), hypot(goal[0], goal[1])
+    n = 20
+    for k in range(1, n + 1):
+        f = k / n
+        a, r = a0 + f * turn, r0 + f * (r1 - r0)
+        w.reach_out(person, centre + np.array([r * cos(a), r * sin(a), start[2] + f * (goal[2] - start[2])]) - offset)
+        w.step(w.steps(REACH_SECONDS / n))
+    w.step(w.steps(0.2))
+
+
+def start_in_person_hand(w: PhysicsWorld, obj: str, person: str) -> Optional[str]:
+    """Set the world up with ``obj`` held by ``person`` (a scenario that starts so): the object is
+    put at their hand, kept in front of them, and gripped. None, or why it could not be."""
+    person_xy = _person_xy(w, person)
+    thing = w.things.get(obj)
+    if person_xy is None or thing is None or thing.kind != ThingKind.OBJECT or thing.body_id < 0:
+        return f"{obj!r} cannot start in {person!r}'s hand"
+    rest = rest_point(person_xy)
+    w.reach_out(person, rest)
+    joint = w.model.body_jntadr[thing.body_id]
+    adr, dof = w.model.jnt_qposadr[joint], w.model.jnt_dofadr[joint]
+    w.data.qpos[adr:adr + 3] = rest        # where it is, upright as it stood
+    w.data.qvel[dof:dof + 6] = 0.0
+    mujoco.mj_forward(w.model, w.data)
+    w.grip(person, obj)
+    w.step(w.steps(0.2))
+    return None

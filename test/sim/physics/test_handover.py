@@ -1,4 +1,5 @@
-"""Handing an object to the person model, judged by physics (sim/physics/handover.py)."""
+"""Handing an object to the person model and taking one from them, judged by physics
+(sim/physics/handover.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -6,10 +7,12 @@ from pathlib import Path
 import mujoco  # noqa: F401 - required (requirements/physics.txt): a broken install fails here, never skips
 import numpy as np
 
-from affplan_ros.core.files.scene_io import load_scene
-from affplan_ros.core.planning.planner import PlanStep
+from affplan_ros.core.files.scene_io import load_scene, parse_scene_text
+from affplan_ros.core.goals.extraction import parse_goal
+from affplan_ros.core.goals.formula import to_dnf
+from affplan_ros.core.planning.planner import plan_for_goal
 from affplan_ros.sim.physics.executor import PhysicsExecutor
-from affplan_ros.sim.physics.handover import handover
+from affplan_ros.sim.physics.handover import handover, receive_object
 from affplan_ros.sim.physics.skills import FailureCode, Skills
 from affplan_ros.sim.physics.world import build_world
 
@@ -45,19 +48,75 @@ def test_nothing_held_and_a_person_too_far_away_fail_with_their_causes():
 
 
 def test_bring_me_the_apple_from_the_closed_fridge_ends_in_the_persons_hand():
-    ex = PhysicsExecutor(load_scene(KITCHEN))
-    plan = [PlanStep(a, tuple(args), agent) for a, agent, *args in (s.split() for s in (
-        "move robot0 counter0 refrigerator0", "open robot0 refrigerator0 refrigerator0",
-        "take_out robot0 apple0 refrigerator0 refrigerator0", "move robot0 refrigerator0 human0",
-        "handover robot0 human0 apple0"))]
+    scene = load_scene(KITCHEN)
+    goal = to_dnf(parse_goal("(inhand apple0 human0)"))
+    planned = plan_for_goal(scene, goal, time_limit=30)
+    assert planned.solved
+    plan = planned.plan
+    # move, open the fridge, take the apple out, move to the person, hand it over.
+    assert [s.action for s in plan][-1] == "handover" and {"open", "take_out"} <= {s.action for s in plan}
+    ex = PhysicsExecutor(scene)
+    assert not ex.goal_reached(goal)
     result = ex.execute(plan)
     assert result.success, result.failure
     rel = ex.relations()
     assert ("inhand", "apple0", "human0") in rel and ("inhand", "apple0", "robot0") not in rel
-    assert ex.goal_reached([[_literal("inhand", "apple0", "human0")]])
+    assert ex.goal_reached(goal)
 
 
-def _literal(predicate, *args):
-    from affplan_ros.core.goals.formula import Literal
+# -- receiving: the person holds something out, the robot takes it ------------------------------
+def _person_holds(what: str) -> PhysicsExecutor:
+    """The kitchen with ``what`` (on the counter in the file) in human0's hand instead."""
+    text = KITCHEN.read_text().replace(f"on {what}:0 counter:0", f"inhand {what}:0 human:0")
+    return PhysicsExecutor(parse_scene_text(text))
 
-    return Literal(predicate, tuple(args), False)
+
+def test_a_scene_that_starts_with_the_cup_in_the_persons_hand_keeps_it_there():
+    ex = _person_holds("cup")
+    ex.world.step(ex.world.steps(1.0))
+    rel = ex.relations()
+    assert ("inhand", "cup0", "human0") in rel and ("inhand", "cup0", "robot0") not in rel
+    assert not any(a[0] == "on" and a[1] == "cup0" for a in rel)
+    cup = ex.world.position("cup0")
+    assert cup[2] > 0.9 and not ex.world.contacts("cup0")     # in the air, held, touching nothing
+
+
+def test_the_robot_takes_the_cup_the_person_holds_out_and_the_person_lets_go():
+    ex = _person_holds("cup")
+    sk, world = ex.skills, ex.world
+    assert sk.navigate("human0").success
+    result = receive_object(sk, "cup0", "human0")
+    assert result.success, result.reason
+    assert sk.holding("cup0") is not None and not world.grips
+    # The robot's fingers hold it by themselves: it rose with the hand and stays up.
+    world.step(world.steps(1.0))
+    assert world.position("cup0")[2] > 0.9
+    assert len(world.touching_geoms("cup0", sk._pads(sk.holding("cup0")))) == 2
+    rel = ex.relations()
+    assert ("inhand", "cup0", "robot0") in rel and ("inhand", "cup0", "human0") not in rel
+
+
+def test_receiving_what_the_person_does_not_hold_from_too_far_or_with_full_hands_fails():
+    ex = _person_holds("cup")
+    sk, world = ex.skills, ex.world
+    not_held = receive_object(sk, "sponge0", "human0")
+    assert not not_held.success and not_held.code == FailureCode.NOT_HELD
+    assert sk.navigate("refrigerator0").success          # 1.2 m from the person, facing the fridge
+    far = receive_object(sk, "cup0", "human0")
+    assert not far.success and far.code == FailureCode.UNREACHABLE and "human0" in far.reason
+    assert far.details["distance"] > 1.0
+    assert world.grips == {"cup0": "human0"} and world.position("cup0")[2] > 0.9   # the person still has it
+    assert sk.navigate("human0").success
+    assert sk.start_holding("sponge0").success and sk.start_holding("apple0").success
+    full = receive_object(sk, "cup0", "human0")
+    assert not full.success and full.code == FailureCode.HAND_FULL and world.grips == {"cup0": "human0"}
+
+
+def test_a_planned_receive_then_place_puts_the_persons_cup_on_the_table():
+    ex = _person_holds("cup")
+    goal = to_dnf(parse_goal("(on cup0 table0)"))
+    planned = plan_for_goal(ex.scene, goal, time_limit=30)
+    assert planned.solved and "receive_object" in [s.action for s in planned.plan]
+    result = ex.execute(planned.plan)
+    assert result.success, result.failure
+    assert ex.goal_reached(goal) and ex.world.resting_on("cup0", "table0") and not ex.world.grips
