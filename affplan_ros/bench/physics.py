@@ -234,8 +234,8 @@ def build_report(results: Sequence[dict], sets: Sequence[str], worker: dict, dat
 
 
 CAUSES = {
-    "no_motion": "a step with no motion in the physics world yet (pour, fill, handover, chop, wipe, lids)",
-    "no_person_model": "a person's step (no person model acts yet)",
+    "no_motion": "a step with no motion in the physics world yet (heat_liquid)",
+    "no_person_model": "a step planned for a person (the person model only gives and takes)",
     "unreachable": "physics: no IK solution / too far", "blocked": "physics: a collision stopped a motion",
     "slipped": "physics: not held, or did not come to rest", "no_free_space": "physics: no free spot",
     "container_closed": "physics: inside a closed container", "too_large": "physics: wider than the gripper "

@@ -16,6 +16,10 @@ from affplan_ros.core.errors import ConfigError
 DEFAULT_OBJECTS = Path(__file__).resolve().parent / "data" / "objects.yaml"
 SHAPES = ("box", "cylinder", "sphere")
 ARTICULATIONS = ("door", "drawer", "lid")
+# How a parallel gripper takes it from above: "" (the default) across its narrowest side, or by
+# its wall when it is a container wider than the gripper; rim: by its raised rim (a plate); handle:
+# across its handle (``handle`` gives the handle's length and width; the rest is the head).
+GRASPS = ("", "top", "rim", "handle")
 # An object in a container may be at most this many times the container's depth long (see fits_into).
 STICK_OUT = 3.0
 
@@ -29,6 +33,8 @@ class ObjectProperties:
     liquid: bool = False
     fixed: bool = False
     articulation: str = ""                               # "" | door | drawer | lid
+    grasp: str = ""                                      # "" | top | rim | handle (see GRASPS)
+    handle: Optional[tuple[float, float]] = None         # grasp handle: [length along x, width]
 
     def fits_into(self, container: "ObjectProperties") -> bool:
         """Whether this object can go into ``container``: its two smallest dimensions pass the
@@ -72,7 +78,7 @@ def _vector(value, what: str) -> tuple[float, float, float]:
 def _properties(entry, what: str) -> ObjectProperties:
     if not isinstance(entry, Mapping):
         raise ConfigError(f"{what} must be a mapping (size, mass, shape, ...), not {entry!r}")
-    unknown = set(entry) - {"size", "mass", "shape", "inner", "liquid", "fixed", "articulation"}
+    unknown = set(entry) - {"size", "mass", "shape", "inner", "liquid", "fixed", "articulation", "grasp", "handle"}
     if unknown:
         raise ConfigError(f"{what}: unknown field(s) {', '.join(sorted(unknown))}")
     if entry.get("liquid"):
@@ -90,9 +96,21 @@ def _properties(entry, what: str) -> ObjectProperties:
     if not 0 < mass <= 1000:
         raise ConfigError(f"{what}: mass must lie in (0, 1000] kg, not {mass}")
     inner = _vector(entry["inner"], f"{what}: inner") if "inner" in entry else None
-    return ObjectProperties(size=_vector(entry.get("size", (0.1, 0.1, 0.1)), f"{what}: size"), mass=mass,
-                            shape=shape, inner=inner, fixed=bool(entry.get("fixed", False)),
-                            articulation=articulation)
+    size = _vector(entry.get("size", (0.1, 0.1, 0.1)), f"{what}: size")
+    grasp = str(entry.get("grasp", ""))
+    if grasp not in GRASPS:
+        raise ConfigError(f"{what}: grasp must be one of {', '.join(g for g in GRASPS if g)}, not {grasp!r}")
+    handle = None
+    if grasp == "handle":
+        value = entry.get("handle")
+        if not isinstance(value, (list, tuple)) or len(value) != 2 or not all(
+                isinstance(v, (int, float)) and 0 < v for v in value) or value[0] > size[0] or value[1] > size[1]:
+            raise ConfigError(f"{what}: grasp handle needs handle: [length, width] within the size, not {value!r}")
+        handle = (float(value[0]), float(value[1]))
+    elif "handle" in entry:
+        raise ConfigError(f"{what}: handle is only for grasp: handle")
+    return ObjectProperties(size=size, mass=mass, shape=shape, inner=inner, fixed=bool(entry.get("fixed", False)),
+                            articulation=articulation, grasp=grasp, handle=handle)
 
 
 def load_object_table(path: Union[str, Path, None] = None) -> ObjectTable:

@@ -12,7 +12,9 @@ Small furniture (sink, microwave, drawer, window) stands on a pedestal so it sit
 height, not on the floor.
 
 Carryable objects are free bodies: a primitive (box, cylinder, sphere), or for containers a
-hollow shape (a floor and walls; a cylinder's wall is an octagon of boxes) so things go inside.
+hollow shape (a floor and walls; a cylinder's wall is an octagon of boxes) so things go inside;
+a plate (``grasp: rim``) is a dish, a floor with a low lip round it (what a gripper takes it by);
+a ``grasp: handle`` object is a handle and a head (a hammer), not its bounding box.
 Lids (``articulation: lid``) are not bodies: whether a lid is closed is Python state of the world.
 
 Every support surface is marked by a box site named ``<name>/top`` or ``<name>/inner`` (size = half
@@ -141,7 +143,7 @@ def furniture_xml(name: str, class_name: str, props: ObjectProperties, place: Pl
             geo.joint, geo.joint_open = f"{name}/slide", 0.8 * iy
             geo.inner = None   # the drawer's own site, on the moving box, is the inner surface
     elif kind == "panel":
-        parts.append(_door(name, class_name, w, h, p, 0.0, hinge_side))
+        parts.append(_door(name, class_name, w, h, p, 0.0, hinge_side, back=True))
         geo.joint, geo.joint_open = f"{name}/hinge", DOOR_RANGE
     for label, rect in (("top", geo.top), ("inner", geo.inner)):
         if rect is not None:
@@ -151,9 +153,11 @@ def furniture_xml(name: str, class_name: str, props: ObjectProperties, place: Pl
     return body, geo
 
 
-def _door(name: str, class_name: str, w: float, h: float, p: float, front_y: float, side: int) -> str:
+def _door(name: str, class_name: str, w: float, h: float, p: float, front_y: float, side: int,
+          back: bool = False) -> str:
     """A door hinged at the front's ``side`` * x edge, opening outwards for positive angles, with a
-    vertical handle near its free edge at about ``HANDLE_HEIGHT``."""
+    vertical handle near its free edge at about ``HANDLE_HEIGHT``; ``back``: a handle on the back
+    face too (``<name>/handle_back``), as a room door has."""
     t = DOOR_THICKNESS
     handle_z = min(max(HANDLE_HEIGHT - p, 0.25 * h), 0.75 * h)
     half_len = min(0.15, 0.3 * h)
@@ -172,8 +176,19 @@ def _door(name: str, class_name: str, w: float, h: float, p: float, front_y: flo
         + _box((hx, t + 0.008, handle_z - half_len + 0.01), (0.01, 0.008, 0.01), f'{handle} mass="0.02"')
         + _box((hx, t + 0.008, handle_z + half_len - 0.01), (0.01, 0.008, 0.01), f'{handle} mass="0.02"')
         + f'<site name="{name}/handle" pos="{hx:.4f} {t + 0.0225:.4f} {handle_z:.4f}" size="0.01" {INVISIBLE}/>'
+        + (_back_handle(name, hx, handle_z, half_len) if back else "")
         + "</body>"
     )
+
+
+def _back_handle(name: str, hx: float, z: float, half_len: float) -> str:
+    """The handle on a door's back face. Only the robot touches it (contype 0, conaffinity 2): shut,
+    the door's back lies against the wall, which would otherwise push the handle, and the door, open."""
+    attrs = 'contype="0" conaffinity="2" rgba="0.75 0.75 0.78 1" friction="1.2 0.02 0.001"'
+    return (_box((hx, -0.0225, z), (0.012, 0.012, half_len), f'{attrs} mass="0.1"', f"{name}/handle_back")
+            + _box((hx, -0.008, z - half_len + 0.01), (0.01, 0.008, 0.01), f'{attrs} mass="0.02"')
+            + _box((hx, -0.008, z + half_len - 0.01), (0.01, 0.008, 0.01), f'{attrs} mass="0.02"')
+            + f'<site name="{name}/handle_back" pos="{hx:.4f} -0.0225 {z:.4f}" size="0.01" {INVISIBLE}/>')
 
 
 def _drawer(name: str, class_name: str, props: ObjectProperties, p: float, bottom_t: float, inner_cy: float) -> str:
@@ -203,6 +218,10 @@ def _drawer(name: str, class_name: str, props: ObjectProperties, p: float, botto
             'frictionloss="1" armature="0.2"/>' + "".join(parts) + "</body>")
 
 
+MIN_WALL = 0.008     # m: thinner walls let a closing finger tunnel through in a step
+DISH_FLOOR = 0.005   # m: a plate's floor under its well
+
+
 @dataclass(frozen=True)
 class ObjectGeometry:
     """Surfaces of a carryable object in its body frame (origin at the bounding box centre)."""
@@ -210,6 +229,39 @@ class ObjectGeometry:
     top: Rect
     inner: Optional[Rect]
     half: tuple[float, float, float]    # half extents of the bounding box
+    hollow: Optional[tuple[float, float, float]] = None   # the space its walls enclose (see hollow_of)
+    wall: tuple[float, float] = (MIN_WALL, MIN_WALL)       # wall thickness across x and y (hollow ones)
+    com: tuple[float, float, float] = (0.0, 0.0, 0.0)      # centre of mass
+
+
+def vertical_half(props: ObjectProperties, rot) -> float:
+    """Half the height of an object turned by ``rot`` (world): its bounding box's, but a ball's
+    radius however it has rolled."""
+    half = object_geometry(props).half
+    if props.shape == "sphere":
+        return half[0]
+    return float(sum(abs(rot[2][i]) * half[i] for i in range(3)))
+
+
+def hollow_of(props: ObjectProperties) -> Optional[tuple[float, float, float]]:
+    """The space a body's walls enclose: a container's inner space, or the well inside a plate's
+    lip (``grasp: rim`` without inner space: things stand on its floor; nothing goes into it)."""
+    if props.inner is not None:
+        return props.inner
+    if props.grasp == "rim" and props.shape != "sphere":
+        sx, sy, sz = props.size
+        return (sx - 2 * MIN_WALL, (sx if props.shape == "cylinder" else sy) - 2 * MIN_WALL, sz - DISH_FLOOR)
+    return None
+
+
+def handle_parts(props: ObjectProperties) -> list[tuple[tuple[float, float, float], tuple[float, float, float]]]:
+    """(centre, half extents) of a ``grasp: handle`` object's handle and head in its body frame: the
+    handle runs along x from the -x end, the head fills the rest of x and all of y."""
+    assert props.handle is not None
+    sx, sy, sz = props.size
+    length, width = props.handle
+    return [((-sx / 2 + length / 2, 0.0, 0.0), (length / 2, width / 2, sz / 2)),
+            ((length / 2, 0.0, 0.0), ((sx - length) / 2, sy / 2, sz / 2))]
 
 
 def object_geometry(props: ObjectProperties) -> ObjectGeometry:
@@ -219,14 +271,27 @@ def object_geometry(props: ObjectProperties) -> ObjectGeometry:
     if props.shape == "cylinder":
         sy = sx
     half = (sx / 2, sy / 2, sz / 2)
-    inner = None
-    if props.inner is not None:
-        ix, iy, iz = props.inner
+    top, inner, wall, com = Rect(0, 0, sz / 2, sx / 2, sy / 2), None, (MIN_WALL, MIN_WALL), (0.0, 0.0, 0.0)
+    hollow = hollow_of(props)
+    if hollow is not None:
+        ix, iy, iz = hollow
         bottom = max(sz - iz, 0.003)
+        if props.shape == "cylinder":
+            wall = (max((sx - ix) / 2, MIN_WALL),) * 2
+        else:
+            wall = (max((sx - ix) / 2, MIN_WALL), max((sy - iy) / 2, MIN_WALL))
         # A round container's usable floor is the square inscribed in its circle.
         k = 0.7 if props.shape == "cylinder" else 1.0
-        inner = Rect(0, 0, -sz / 2 + bottom, k * ix / 2, k * min(iy, ix if props.shape == "cylinder" else iy) / 2)
-    return ObjectGeometry(Rect(0, 0, sz / 2, sx / 2, sy / 2), inner, half)
+        floor = Rect(0, 0, -sz / 2 + bottom, k * ix / 2, k * min(iy, ix if props.shape == "cylinder" else iy) / 2)
+        if props.inner is not None:
+            inner = floor
+        else:
+            top = floor    # a plate: what stands on it stands on the floor of its well
+    if props.handle is not None:
+        # Uniform density: the centre of mass lies between the handle's middle and the head.
+        vols = [(c[0], h[0] * h[1] * h[2]) for c, h in handle_parts(props)]
+        com = (sum(x * v for x, v in vols) / sum(v for _, v in vols), 0.0, 0.0)
+    return ObjectGeometry(top, inner, half, hollow, wall, com)
 
 
 def object_xml(name: str, class_name: str, props: ObjectProperties, pos: tuple[float, float, float], yaw: float) -> str:
@@ -235,20 +300,24 @@ def object_xml(name: str, class_name: str, props: ObjectProperties, pos: tuple[f
     sx, sy, sz = (2 * v for v in geo.half)
     attrs = f'{WORLD_COLLISION} {colour(class_name)} friction="1 0.01 0.001"'
     parts: list[str] = []
-    if props.inner is None:
+    if props.handle is not None:
+        (hc, hh), (dc, dh) = handle_parts(props)
+        parts += [_box(hc, hh, attrs, name), _box(dc, dh, attrs, f"{name}/head")]
+    elif geo.hollow is None:
         if props.shape == "sphere":
-            parts.append(f'<geom name="{name}" type="sphere" size="{sx / 2:.4f}" {attrs}/>')
+            # Rolling friction (condim 6): fruit is no perfect ball; without it an apple set down
+            # at 1 cm/s rolls on for good (off a cutting board).
+            parts.append(f'<geom name="{name}" type="sphere" size="{sx / 2:.4f}" condim="6" {attrs}/>')
         elif props.shape == "cylinder":
             parts.append(f'<geom name="{name}" type="cylinder" size="{sx / 2:.4f} {sz / 2:.4f}" {attrs}/>')
         else:
             parts.append(_box((0, 0, 0), geo.half, attrs, name))
     else:
-        ix, iy, iz = props.inner
+        ix, iy, iz = geo.hollow
         bottom = max(sz - iz, 0.003)
         if props.shape == "cylinder":
             r = sx / 2
-            # Walls at least 8 mm thick: thinner ones let a closing finger tunnel through in a step.
-            t = max(r - ix / 2, 0.008)
+            t = geo.wall[0]
             parts.append(f'<geom name="{name}" type="cylinder" pos="0 0 {-sz / 2 + bottom / 2:.4f}" '
                          f'size="{r:.4f} {bottom / 2:.4f}" {attrs}/>')
             # An octagon of wall boxes whose corners lie on the circle (never outside it, so a
@@ -260,7 +329,7 @@ def object_xml(name: str, class_name: str, props: ObjectProperties, pos: tuple[f
                 parts.append(f'<geom type="box" pos="{rr * cos(a):.4f} {rr * sin(a):.4f} {bottom / 2:.4f}" '
                              f'euler="0 0 {a:.4f}" size="{t / 2:.4f} {seg:.4f} {(sz - bottom) / 2:.4f}" {attrs}/>')
         else:
-            tx, ty = max((sx - ix) / 2, 0.008), max((sy - iy) / 2, 0.008)
+            tx, ty = geo.wall
             parts.append(_box((0, 0, -sz / 2 + bottom / 2), (sx / 2, sy / 2, bottom / 2), attrs, name))
             wall_h = (sz - bottom) / 2
             for s in (-1, 1):
@@ -275,7 +344,8 @@ def object_xml(name: str, class_name: str, props: ObjectProperties, pos: tuple[f
         parts.append(_site(f"{name}/inner", (0, 0, geo.inner.z), (geo.inner.hx, geo.inner.hy, 0.001)))
     return (f'<body name="{name}" pos="{pos[0]:.4f} {pos[1]:.4f} {pos[2]:.4f}" euler="0 0 {yaw:.5f}">'
             f'<freejoint name="{name}/free"/>'
-            f'<inertial pos="0 0 0" mass="{m}" diaginertia="{inertia[0]:.4e} {inertia[1]:.4e} {inertia[2]:.4e}"/>'
+            f'<inertial pos="{geo.com[0]:.4f} {geo.com[1]:.4f} {geo.com[2]:.4f}" mass="{m}" '
+            f'diaginertia="{inertia[0]:.4e} {inertia[1]:.4e} {inertia[2]:.4e}"/>'
             + "".join(parts) + "</body>")
 
 

@@ -30,6 +30,14 @@ def top_down_rotation(yaw: float) -> np.ndarray:
     return np.column_stack([x, y, np.cross(x, y)])
 
 
+def tilted_rotation(rot: np.ndarray, heading: float, tilt: float) -> np.ndarray:
+    """``rot`` turned by ``tilt`` about the horizontal axis across ``heading``: a hand pointing down
+    leans its approach forward along ``heading`` (it reaches further at the same height)."""
+    k = np.array([np.sin(heading), -np.cos(heading), 0.0])     # (0, 0, -1) x the heading
+    skew = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+    return (np.eye(3) + np.sin(tilt) * skew + (1 - np.cos(tilt)) * skew @ skew) @ rot
+
+
 def horizontal_rotation(heading: float, fingers_vertical: bool = False) -> np.ndarray:
     """Gripper pointing horizontally along ``heading``; the fingers close horizontally (around a
     vertical door handle) or, with ``fingers_vertical``, vertically (around a drawer's bar)."""
@@ -111,10 +119,21 @@ class ArmIK:
 
     def tcp_pose(self, side: str, joints: Mapping[str, float]) -> tuple[np.ndarray, np.ndarray]:
         """Forward kinematics in the base frame (for checks and tests)."""
+        self._forward(joints)
+        site = self.configuration.data.site(tcp_site(side))
+        return site.xpos.copy(), site.xmat.reshape(3, 3).copy()
+
+    def forearm_points(self, side: str, joints: Mapping[str, float], n: int = 4) -> list[np.ndarray]:
+        """Points (base frame) along the forearm from the elbow to the wrist, the wrist included:
+        what sweeps over things standing beside the hand's target."""
+        data = self._forward(joints)
+        elbow, wrist = data.body(f"{side}_link_5").xpos.copy(), data.body(f"{side}_link_6").xpos.copy()
+        return [elbow + (wrist - elbow) * k / n for k in range(1, n + 1)]
+
+    def _forward(self, joints: Mapping[str, float]):
         q = self.model.qpos0.copy()
         for name, value in joints.items():
             if name in self._qadr:
                 q[self._qadr[name]] = value
         self.configuration.update(q)
-        site = self.configuration.data.site(tcp_site(side))
-        return site.xpos.copy(), site.xmat.reshape(3, 3).copy()
+        return self.configuration.data

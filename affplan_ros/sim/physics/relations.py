@@ -27,7 +27,7 @@ from typing import Optional
 import numpy as np
 
 from affplan_ros.core.model.scene import Scene
-from affplan_ros.sim.physics.bodies import object_geometry
+from affplan_ros.sim.physics.bodies import vertical_half
 from affplan_ros.sim.physics.skills import Skills
 from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind
 
@@ -95,8 +95,7 @@ def _container_of(world: PhysicsWorld, skills: Skills, obj: str) -> Optional[str
 def _support_of(world: PhysicsWorld, obj: str, touching: dict[str, set[str]]) -> Optional[str]:
     """What ``obj`` rests on: something it touches whose top surface is at its bottom, under it."""
     pos, rot = world.position(obj), world.rotation(obj)
-    half = np.array(object_geometry(world.things[obj].props).half)
-    bottom = pos[2] - float(np.abs(rot[2, :]) @ half)
+    bottom = pos[2] - vertical_half(world.things[obj].props, rot)
     for other in sorted(touching.get(obj, set())):
         thing = world.things.get(other)
         if thing is None or thing.kind not in (ThingKind.FURNITURE, ThingKind.OBJECT):

@@ -47,6 +47,9 @@ def arm_joints(side: str) -> tuple[str, ...]:
     return tuple(f"{side}_arm_{i}" for i in range(1, 8))
 
 
+# Half extents of a finger pad (along the approach, across the closing direction = its thickness,
+# sideways); grasp planning keeps this volume of each finger clear of other things.
+PAD_HALF = (0.03, 0.006, 0.012)
 FINGER_KP = 2000.0
 FINGER_SQUEEZE = 0.025     # m past shut a closing finger is driven to: kp x 0.025 = 50 N > the force limit
 
@@ -184,7 +187,8 @@ def _gripper_xml(side: str, spec: RobotSpec) -> str:
             f'<joint name="{side}_finger_{name}" type="slide" axis="0 {sgn} 0" range="0 {spec.finger_stroke}" '
             f'damping="8" armature="0.02"/>'
             # The pad's inner face lies at y = ±q, so the aperture is 2 q.
-            f'<geom name="{side}_pad_{name}" type="box" pos="{tcp} {sgn * 0.006} 0" size="0.03 0.006 0.012" '
+            f'<geom name="{side}_pad_{name}" type="box" pos="{tcp} {sgn * PAD_HALF[1]} 0" '
+            f'size="{PAD_HALF[0]} {PAD_HALF[1]} {PAD_HALF[2]}" '
             f'mass="0.05" {ROBOT_COLLISION} {pad}/>'
             f'<geom type="box" pos="{tcp - 0.045} {sgn * 0.006} 0" size="0.02 0.006 0.012" mass="0.03" '
             f'{ROBOT_COLLISION} rgba="0.3 0.3 0.3 1"/>'
@@ -286,6 +290,6 @@ def robot_only_xml(spec: RobotSpec = TIAGO_PP) -> str:
 
 __all__ = [
     "ARM_SIDES", "BASE_JOINTS", "HEAD_JOINTS", "HOME_ARM", "HOME_TORSO", "ROBOT_COLLISION", "RobotSpec", "TIAGO_PP",
-    "TORSO_JOINT", "WORLD_COLLISION", "arm_joints", "finger_joints", "home_arm", "robot_actuator_xml", "robot_body_xml",
-    "robot_only_xml", "tcp_site", "FINGER_KP", "FINGER_SQUEEZE",
+    "PAD_HALF", "TORSO_JOINT", "WORLD_COLLISION", "arm_joints", "finger_joints", "home_arm", "robot_actuator_xml",
+    "robot_body_xml", "robot_only_xml", "tcp_site", "FINGER_KP", "FINGER_SQUEEZE",
 ]

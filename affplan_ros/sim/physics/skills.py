@@ -9,16 +9,19 @@ container closed, too large) and recovery acts on the real cause.
 
 * navigate: A* on an occupancy grid of the room (``navigation.py``), the base driven by its
   servos along the shortened path; arms tucked (or carrying) first.
-* grasp: top-down (gripper pointing down, fingers across the object's narrowest horizontal
-  side): IK (mink) for pre-grasp, grasp and lift poses, joint-space move to the pre-grasp, a
-  straight descent, close, a straight lift. Side grasps are not there yet, so what a top-down
-  grasp cannot take (a plate lying flat, a cup on a cupboard's floor under its roof) fails as
-  too large, unreachable or blocked.
-* place: a free spot on the support's top (clear of what stands there), reachable by IK,
-  lowered onto it, released, hand withdrawn.
+* grasp: from above (gripper pointing down, or leaning forward to reach further), at the first
+  candidate of ``grasps.py`` (a narrow side, a rim, a handle; those with room for the fingers
+  first) an arm reaches: IK (mink) for pre-grasp, grasp and lift poses with the forearm clear of
+  objects, joint-space move to the pre-grasp, a straight descent, close, a straight lift. Side
+  grasps are not there yet, so what no grasp from above takes (a cloth or a book lying flat, a
+  cup on a cupboard's floor under its roof) fails as too large, unreachable or blocked.
+* place: a free spot on the support's top (clear of what stands there, room for the opening
+  fingers), reachable by IK with the hand down or leaning, lowered onto it, released, hand
+  withdrawn.
 * putin: the same onto a container's inner floor (a bowl's bottom, a fridge's shelf, a drawer's
-  box); fails as container closed (door/drawer shut, lid on), too large (the footprint as held
-  exceeds the opening) or no free space, and succeeds only if the object rests inside.
+  box), or dropped in from over the rim where the floor is out of reach or taken; fails as
+  container closed (door/drawer shut, lid on), too large (the footprint as held exceeds the
+  opening) or no free space, and succeeds only if the object rests inside.
 * open / close: grasp the handle, then move the base along the joint's path with the arm held
   still (an arc round a door's hinge, a line along a drawer's slide), let go, step back.
 """
@@ -35,7 +38,8 @@ import numpy as np
 
 from affplan_ros.sim.physics.bodies import object_geometry
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
-from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, top_down_rotation
+from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, grasp_points, in_the_way, opening
+from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
 from affplan_ros.sim.physics.robot import ARM_SIDES, HOME_TORSO, TORSO_JOINT, arm_joints, home_arm
 from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind, side_poses
@@ -57,6 +61,9 @@ HANDLE_PRE = 0.10        # m back from the handle the hand comes from
 DOOR_TARGET = 1.6        # rad a door is opened to (about 90 degrees)
 OPENED = 0.7             # fraction of the joint range that counts as opened
 ARM_SIDE_OFFSET = 0.2    # m to its side of the base's centre line where an arm works best
+MAX_GRASPS = 6           # grasp candidates tried (each costs IK for up to four finger directions)
+FOREARM_RADIUS = 0.05    # m: the forearm's capsule (4 cm, robot.py) and a centimetre of room
+LEANS = (0.35, 0.6)      # rad a hand pointing down may lean forward to reach further (wrist pitch allows ~0.8)
 
 
 class FailureCode(str, Enum):
@@ -136,6 +143,9 @@ class Skills:
         lateral = 0.0
         if near is not None and near in self.world.things and self.world.things[near].body_id >= 0:
             point = self.world.position(near)
+            if self.world.things[near].props.handle is not None and self.holding(near) is None:
+                # Opposite where the hand takes it: a mop's handle near its head, not its middle.
+                point = self.grasp_candidates(near)[0][0].target
         if point is not None:
             lateral = place.to_local(point[0], point[1])[0]
         goal = goal or self.world.approach_pose(location, lateral)
@@ -207,30 +217,27 @@ class Skills:
             free = [side]
         if not free:
             return self._fail(FailureCode.HAND_FULL, "both hands are full")
-        width, finger_yaw, target = self.top_down_grasp(obj)
+        candidates = self.grasp_candidates(obj)
+        width, target = candidates[0][0].width, candidates[0][0].target
         if width > w.spec.max_aperture - 0.01:
             return self._fail(FailureCode.TOO_LARGE, f"{obj} is {width * 100:.0f} cm across its narrowest side; the "
                               f"gripper opens {w.spec.max_aperture * 100:.0f} cm")
-        base = w.base_pose()
-        # Prefer the arm on the object's side of the robot.
-        local = w.to_base_frame(target)
-        order = sorted(free, key=lambda s: (local[1] < 0) != (s == "r"))
-        yaws = self._grasp_yaws(base, target, finger_yaw)
-        plan = None
-        # A tall object's top may be too high for the full approach and lift: then a short one.
-        for (above, lift), s in ((a, s) for a in ((PRE_GRASP, LIFT), (SHORT_APPROACH, SHORT_APPROACH))
-                                 for s in order):
-            plan = self._plan_vertical(s, target, yaws, above, lift)
-            if plan is not None:
-                side = s
-                break
-        if plan is None or side is None:
+        # The first candidate an arm reaches, the arm on the grasp point's side of the robot first;
+        # a tall object's top may be too high for the full approach and lift: then a short one.
+        found = next(((s, grasp, plan) for above, lift in ((PRE_GRASP, LIFT), (SHORT_APPROACH, SHORT_APPROACH))
+                      for grasp, yaws in candidates
+                      for s in sorted(free, key=lambda s, g=grasp: (w.to_base_frame(g.target)[1] < 0) != (s == "r"))
+                      if (plan := self._plan_descent(s, self._grasp_poses(s, grasp, yaws), above, lift)) is not None),
+                     None)
+        if found is None:
+            local = w.to_base_frame(target)
             dist = hypot(local[0], local[1])
             return self._fail(FailureCode.UNREACHABLE, f"no arm reaches a top-down grasp of {obj} at "
                               f"{dist:.2f} m from the base centre, {target[2]:.2f} m high (IK finds no solution "
                               "within the joint limits)", distance=dist)
+        side, grasp, plan = found
         pre, at, lifted = plan
-        self.control.set_gripper(side, w.spec.max_aperture, 0.3)
+        self.control.set_gripper(side, opening(grasp.width, w.spec.max_aperture), 0.3)
         out = self.control.follow([pre])
         if not out.ok:
             return self._blocked(out, f"moving to the pre-grasp pose above {obj}")
@@ -260,70 +267,40 @@ class Skills:
         self.held[side] = obj
         return self._ok(side=side, risen=risen, aperture=self.control.aperture(side))
 
-    def top_down_grasp(self, obj: str, base: Optional[BasePose] = None) -> tuple[float, Optional[float], np.ndarray]:
-        """How a top-down grasp takes ``obj`` as it lies now (it may have fallen over): the width
-        across which the fingers close (its narrowest horizontal side, or a wide container's
-        wall), their direction (None: round, any), and the TCP target (world); ``base``: where the
-        robot stands (default: now)."""
+    def grasp_candidates(self, obj: str, base: Optional[BasePose] = None) -> list[tuple[Grasp, list[float]]]:
+        """The top-down grasps of ``obj`` as it lies now (``grasps.py``), each with the finger yaws
+        to try, seen from ``base`` (default: where the robot stands): those that leave both fingers
+        room first, with the yaws that do; then, up to ``MAX_GRASPS`` in all, the others with all
+        their yaws (the physics then shows whether the fingers get there)."""
         w = self.world
-        thing = w.things[obj]
-        pos, rot = w.position(obj), w.rotation(obj)
-        half = np.array(object_geometry(thing.props).half)
-        hz = float(np.abs(rot[2, :]) @ half)
-        horizontal = [i for i in range(3) if abs(rot[2, i]) < 0.5]
-        if not horizontal:
-            horizontal = [int(np.argmin(np.abs(rot[2, :])))]
-        narrow = min(horizontal, key=lambda i: half[i])
-        axis = rot[:, narrow]
-        # Round in the horizontal plane (a sphere, an upright cylinder): any finger direction.
-        round_now = thing.props.shape == "sphere" or (thing.props.shape == "cylinder" and abs(rot[2, 2]) > 0.9)
-        finger_yaw = None if round_now else atan2(axis[1], axis[0])
-        top, bottom = pos[2] + hz, pos[2] - hz
-        width = 2 * float(half[narrow])
-        if width > w.spec.max_aperture - 0.01 and thing.props.inner is not None and rot[2, 2] > 0.9:
-            return self._rim_grasp(obj, base or w.base_pose(), top)
-        # Pads (6 cm tall along the approach) centred low enough to hold, high enough that the
-        # palm stays above the object and the finger tips above the support.
-        grasp_z = max(pos[2], top - 0.045, bottom + 0.035)
-        return width, finger_yaw, np.array([pos[0], pos[1], grasp_z])
+        base = base or w.base_pose()
+        held = tuple(h for h in self.held.values() if h)
+        clear, blocked = [], []
+        for grasp in grasp_points(w, obj, base, w.spec.max_aperture - 0.01):
+            yaws = self._grasp_yaws(base, grasp.target, grasp.finger_yaw)
+            room = [y for y in yaws
+                    if in_the_way(w, obj, grasp.target, grasp.width, y, w.spec.max_aperture, held) is None]
+            (clear if room else blocked).append((grasp, room or yaws))
+        return (clear + blocked)[:MAX_GRASPS]
 
-    def _rim_grasp(self, obj: str, base: BasePose, top: float) -> tuple[float, Optional[float], np.ndarray]:
-        """A container wider than the gripper, standing upright, is taken by its wall (a bowl by
-        its rim, a pot by its side): the fingers straddle the wall nearest the robot, closing
-        across its thickness (the body's wall geoms, bodies.object_xml)."""
-        w = self.world
-        props = w.things[obj].props
-        pos = w.position(obj)
-        geo = object_geometry(props)
-        towards = np.array([base.x, base.y]) - pos[:2]
-        towards /= max(float(np.linalg.norm(towards)), 1e-6)
-        if props.shape == "cylinder":
-            r = geo.half[0]
-            thickness = max(r - props.inner[0] / 2, 0.008)
-            # The octagon's wall nearest the robot: its middle lies at r cos(pi/8) - t/2 (bodies.py).
-            yaw_obj = atan2(w.rotation(obj)[1, 0], w.rotation(obj)[0, 0])
-            k = round((atan2(towards[1], towards[0]) - yaw_obj) / (pi / 4))
-            angle = yaw_obj + k * pi / 4
-            radial = np.array([np.cos(angle), np.sin(angle)])
-            centre = pos[:2] + (r * np.cos(pi / 8) - thickness / 2) * radial
-        else:
-            rot = w.rotation(obj)
-            # The side wall whose outward normal points most towards the robot.
-            axes = [(rot[:2, 0], geo.half[0], props.inner[0]), (rot[:2, 1], geo.half[1], props.inner[1])]
-            axis, h, inner = max(axes, key=lambda a: abs(float(a[0] @ towards)))
-            radial = axis * np.sign(float(axis @ towards))
-            thickness = max(h - inner / 2, 0.008)
-            centre = pos[:2] + (h - thickness / 2) * radial
-        # The pads close on the top 3 cm of the wall, the palm above the rim.
-        return thickness, atan2(radial[1], radial[0]), np.array([centre[0], centre[1], top - 0.03])
+    def top_down_grasp(self, obj: str, base: Optional[BasePose] = None) -> tuple[float, Optional[float], np.ndarray]:
+        """The best top-down grasp of ``obj`` as it lies now: the width across which the fingers
+        close, their direction (None: round, any) and the TCP target (world); ``base``: where the
+        robot stands (default: now)."""
+        grasp = self.grasp_candidates(obj, base)[0][0]
+        return grasp.width, grasp.finger_yaw, grasp.target
 
     def grasp_reachable(self, obj: str, base: BasePose) -> bool:
         """Would a free arm reach a top-down grasp of ``obj`` from ``base`` (IK for the pre-grasp,
         grasp and lift poses; the robot does not move)?"""
-        _, finger_yaw, target = self.top_down_grasp(obj, base)
-        yaws = self._grasp_yaws(base, target, finger_yaw)
-        return any(self._plan_vertical(s, target, yaws, PRE_GRASP, LIFT, base) is not None
+        return any(self._plan_descent(s, self._grasp_poses(s, grasp, yaws, base), PRE_GRASP, LIFT, base) is not None
+                   for grasp, yaws in self.grasp_candidates(obj, base)[:3]
                    for s in ARM_SIDES if self.held[s] is None)
+
+    def _grasp_poses(self, side: str, grasp: Grasp, yaws: list[float],
+                     base: Optional[BasePose] = None) -> list[tuple[np.ndarray, np.ndarray]]:
+        """(TCP target, world rotation) of ``grasp`` with each finger yaw, straight down or leaning."""
+        return [(grasp.target, r) for r in self._hand_rotations(side, grasp.target, yaws, False, base)]
 
     def start_holding(self, obj: str) -> SkillResult:
         """Set the world up with ``obj`` already in a free hand (a scenario that starts so): the arm
@@ -367,38 +344,106 @@ class Skills:
         return [across, across + pi, across + pi / 2, across - pi / 2]
 
     def _plan_vertical(self, side: str, target: np.ndarray, yaws: list[float], above: float,
-                       after: float, base: Optional[BasePose] = None) -> Optional[tuple[dict, dict, dict]]:
-        """IK for the pose ``above`` over ``target``, at it, and ``after`` over it again, for the
-        first finger yaw all three are reachable with (from ``base``: default, where it stands)."""
+                       after: float, base: Optional[BasePose] = None,
+                       ignore: tuple[str, ...] = ()) -> Optional[tuple[dict, dict, dict]]:
+        """``_plan_descent`` with the hand pointing straight down, the fingers along each of ``yaws``."""
+        return self._plan_descent(side, [(target, top_down_rotation(y)) for y in yaws], above, after, base, ignore)
+
+    def _plan_descent(self, side: str, poses: list[tuple[np.ndarray, np.ndarray]], above: float, after: float,
+                      base: Optional[BasePose] = None,
+                      ignore: tuple[str, ...] = ()) -> Optional[tuple[dict, dict, dict]]:
+        """IK for the hand ``above`` over a target, at it, and ``after`` over it again (a vertical
+        line), for the first (target, world rotation) of ``poses`` all three are reachable with and
+        where the forearm passes through no object but those held and ``ignore`` (from ``base``:
+        default, where it stands)."""
         w = self.world
         base = base or w.base_pose()
         start = self.control.joints()
-        wrist = w.to_base_frame(target + np.array([0.0, 0.0, w.spec.wrist_to_tcp]), base)
-        if not self._within_arm_length(side, wrist):
-            return None
-        for yaw in yaws:
-            rot = w.rotation_to_base(top_down_rotation(yaw), base)
-            poses = []
+        ignore = ignore + tuple(h for h in self.held.values() if h)
+        for target, rot_w in poses:
+            if not self._within_arm_length(side, w.to_base_frame(target - w.spec.wrist_to_tcp * rot_w[:, 0], base)):
+                continue
+            rot = w.rotation_to_base(rot_w, base)
+            found = []
             seed: Mapping[str, float] = start
             for dz in (above, 0.0, after):
                 p = w.to_base_frame(target + np.array([0, 0, dz]), base)
                 r = self._solve(side, p, rot, seed)
-                if not r.success:
+                if not r.success or self._forearm_hits(side, r.joints, base, ignore):
                     break
-                poses.append(r.joints)
+                found.append(r.joints)
                 seed = {**start, **r.joints}
-            if len(poses) == 3:
-                return poses[0], poses[1], poses[2]
+            # The move to the first pose is a joint-space sweep: the forearm must pass clear there too.
+            if len(found) == 3 and not any(
+                    self._forearm_hits(side, {j: q + (found[0][j] - q) * k / 4 for j, q in start.items()
+                                              if j in found[0]}, base, ignore) for k in (1, 2, 3)):
+                return found[0], found[1], found[2]
         return None
+
+    def _hand_rotations(self, side: str, point: np.ndarray, yaws: list[float], any_lean: bool,
+                        base: Optional[BasePose] = None, leans: tuple[float, ...] = LEANS) -> list[np.ndarray]:
+        """World rotations of the hand over ``point``: pointing straight down with the fingers along
+        each of ``yaws``, then leaning forward (away from the shoulder) by each of ``leans``: a hand
+        that leans reaches further at the same height (a board at the back of a table). A grasp
+        leans only about its closing axis (``any_lean`` False), which keeps the pads' faces
+        vertical; a hand that holds something may lean any way (what it holds leans with it)."""
+        w = self.world
+        base = base or w.base_pose()
+        c, s = np.cos(base.yaw), np.sin(base.yaw)
+        sy = (-1.0 if side == "r" else 1.0) * w.spec.shoulder_offset_y
+        shoulder = (base.x + c * w.spec.torso_x - s * sy, base.y + s * w.spec.torso_x + c * sy)
+        heading = atan2(point[1] - shoulder[1], point[0] - shoulder[0])
+        down = [top_down_rotation(y) for y in yaws]
+        return down + [tilted_rotation(r, heading, lean) for lean in leans for r, y in zip(down, yaws)
+                       if any_lean or abs(np.sin(y - heading)) > 0.9]
+
+    def _holding_rotations(self, obj: str, side: str, point: np.ndarray) -> list[np.ndarray]:
+        """World rotations of a hand holding ``obj`` over ``point``: its finger yaw now, or turned
+        half round when the object is held at its middle (held by a rim it would swing round
+        with the hand); leaning forward too, but a container is kept upright (what is in it)."""
+        w = self.world
+        yaw, tcp = self._tcp_yaw(side), w.site(f"{side}_tcp")[0]
+        middle = np.linalg.norm((w.position(obj) - tcp)[:2]) < 0.03
+        upright = w.things[obj].props.inner is not None
+        return self._hand_rotations(side, point, [yaw, yaw + pi] if middle else [yaw], True,
+                                    leans=() if upright else LEANS)
+
+    def _tcp_target(self, obj: str, side: str, rot: np.ndarray, spot: np.ndarray, surface: float,
+                    gap: float) -> np.ndarray:
+        """Where the TCP must be, turned to ``rot`` (world), for the held ``obj`` to hang with its
+        centre over ``spot`` and its lowest point ``gap`` above the height ``surface`` (it turns
+        with the hand as it is held now)."""
+        w = self.world
+        tcp, tcp_rot, _ = w.site(f"{side}_tcp")
+        offset = rot @ tcp_rot.T @ (w.position(obj) - tcp)
+        turned = rot @ tcp_rot.T @ w.rotation(obj)
+        props = w.things[obj].props
+        half = np.array(object_geometry(props).half)
+        hang = half[0] if props.shape == "sphere" else float(np.abs(turned[2, :]) @ half)
+        return np.array([spot[0] - offset[0], spot[1] - offset[1], surface + gap + hang - offset[2]])
+
+    def _forearm_hits(self, side: str, joints: Mapping[str, float], base: BasePose,
+                      ignore: tuple[str, ...]) -> Optional[str]:
+        """The object the forearm would pass through in this arm pose (a tall bucket beside the
+        spot where the hand goes down), or None; the arm is not planned round obstacles, so such
+        a pose is not taken."""
+        c, s = np.cos(base.yaw), np.sin(base.yaw)
+        points = [np.array([base.x + c * p[0] - s * p[1], base.y + s * p[0] + c * p[1], p[2]])
+                  for p in self.ik.forearm_points(side, joints)]
+        return arm_in_the_way(self.world, points, FOREARM_RADIUS, ignore)
 
     def _within_arm_length(self, side: str, wrist: np.ndarray) -> bool:
         """Cheap test before the IK: can the wrist point be within the arm's length of the shoulder
         at some torso height? (Saves a few hundred IK iterations on what is plainly too far.)"""
+        return self._wrist_distance(side, wrist) <= self.world.spec.upper_arm + self.world.spec.forearm + 0.01
+
+    def _wrist_distance(self, side: str, wrist: np.ndarray) -> float:
+        """Distance of a wrist point (base frame) from the shoulder at the nearest torso height."""
         spec = self.world.spec
         sy = (-1.0 if side == "r" else 1.0) * spec.shoulder_offset_y
         low, high = spec.shoulder_height, spec.shoulder_height + spec.torso_stroke
         dz = max(low - wrist[2], 0.0, wrist[2] - high)
-        return hypot(hypot(wrist[0] - spec.torso_x, wrist[1] - sy), dz) <= spec.upper_arm + spec.forearm + 0.01
+        return hypot(hypot(wrist[0] - spec.torso_x, wrist[1] - sy), dz)
 
     def _solve(self, side: str, position: np.ndarray, rotation: np.ndarray, seed: Mapping[str, float]) -> IKResult:
         """IK from the given seed, then from a reaching posture (a second start escapes the
@@ -499,37 +544,46 @@ class Skills:
         if enclosing:
             return self._fail(FailureCode.CONTAINER_CLOSED, f"{container} is inside {enclosing}, which is closed")
         # The footprint as the hand holds the object (the hand only turns it by half turns) against
-        # the opening: what does not fit would rest on the rim, not inside.
+        # the opening: what does not fit would rest on the rim, not inside. Into a carryable
+        # container (a bowl) it may go leaning, sticking out, as the planner's ``fits`` has it
+        # (a banana in a bowl); the physics then shows whether it comes to rest inside.
         _, rot, size = w.site(site)
-        half = object_geometry(w.things[obj].props).half
-        m = np.abs(rot.T[:2, :2] @ w.rotation(obj)[:2, :2])
-        foot = (float(m[0, 0] * half[0] + m[0, 1] * half[1]), float(m[1, 0] * half[0] + m[1, 1] * half[1]))
-        if foot[0] > size[0] + 0.005 or foot[1] > size[1] + 0.005:
+        props = w.things[obj].props
+        foot = _footprint(rot, w.rotation(obj), object_geometry(props).half, props.shape == "sphere")
+        fits = props.fits_into(thing.props) if thing.kind == ThingKind.OBJECT else \
+            foot[0] <= size[0] + 0.005 and foot[1] <= size[1] + 0.005
+        if not fits:
             return self._fail(FailureCode.TOO_LARGE, f"{obj} ({2 * foot[0] * 100:.0f} x {2 * foot[1] * 100:.0f} cm as "
                               f"held) does not fit the {2 * size[0] * 100:.0f} x {2 * size[1] * 100:.0f} cm inside "
                               f"of {container}", footprint=foot)
         result = self._place(obj, container, "inner", along)
-        if result.code == FailureCode.UNREACHABLE and thing.kind == ThingKind.OBJECT:
-            # The floor of a deep bin is out of reach: let it drop in from over the rim, as a
-            # person throws something away; where it lands is the physics' business.
-            result = self._drop_into(obj, container)
+        if result.code in (FailureCode.UNREACHABLE, FailureCode.NO_FREE_SPACE) and thing.kind == ThingKind.OBJECT:
+            # The floor of a deep bin is out of reach, or a bowl's floor is taken (a tomato in
+            # it): let it drop in from over the rim, as a person throws something away or adds
+            # an apple to a fruit bowl; where it lands is the physics' business.
+            result = self._drop_into(obj, container, along)
         if result.success and not self.inside(obj, container):
             return self._fail(FailureCode.SLIPPED, f"{obj} came to rest on {container} but not inside it")
         return result
 
-    def _drop_into(self, obj: str, container: str) -> SkillResult:
+    def _drop_into(self, obj: str, container: str, along: Optional[str] = None) -> SkillResult:
+        """Open the hand with ``obj`` over the middle of ``container``'s opening; ``along``: the
+        place the base may line up at first (placing may have moved it along the place)."""
         w = self.world
         side = self.holding(obj)
         if side is None:
             return self._fail(FailureCode.NOT_HELD, f"the robot does not hold {obj}")
         centre, _, _ = w.site(w.things[container].inner_site)
         rim = centre[2] + inner_height(w, container) - 0.05
-        tcp, _, _ = w.site(f"{side}_tcp")
-        hang = tcp[2] - (w.position(obj)[2] - object_geometry(w.things[obj].props).half[2])
-        hand = (w.position(obj) - tcp)[:2]
-        target = np.array([centre[0] - hand[0], centre[1] - hand[1], rim + DROP_GAP + hang])
-        yaw = self._tcp_yaw(side)
-        plan = self._plan_vertical(side, target, [yaw, yaw + pi], SHORT_APPROACH, SHORT_APPROACH)
+
+        def plan_drop() -> Optional[tuple[dict, dict, dict]]:
+            return self._plan_descent(side, [(self._tcp_target(obj, side, r, centre, rim, DROP_GAP), r)
+                                             for r in self._holding_rotations(obj, side, centre)],
+                                      SHORT_APPROACH, SHORT_APPROACH)
+
+        plan = plan_drop()
+        if plan is None and along is not None and self._navigate(along, container).success:
+            plan = plan_drop()
         if plan is None:
             return self._fail(FailureCode.UNREACHABLE, f"neither {container}'s floor nor a point over its rim is "
                               "within the arm's reach from where the base stands")
@@ -572,24 +626,24 @@ class Skills:
             self.held[side] = None
             return self._fail(FailureCode.SLIPPED, f"{obj} is no longer between the fingers (dropped on the way)")
         centre, rot, size = w.site(site)
-        thing = w.things[obj]
-        geo = object_geometry(thing.props)
-        tcp, _, _ = w.site(f"{side}_tcp")
-        obj_pos = w.position(obj)
-        # Where the object hangs below the TCP now decides where the TCP must be for it to stand.
-        below = tcp[2] - (obj_pos[2] - geo.half[2])
-        hand = (obj_pos - tcp)[:2]
+        geo = object_geometry(w.things[obj].props)
+
         def free_spots(limit: Optional[int] = 30) -> list[np.ndarray]:
             return self._free_spots(support, site, obj, geo.half, w.base_pose(), side, limit=limit)
 
         if not free_spots():
             return self._fail(FailureCode.NO_FREE_SPACE, f"no free spot on {support} for {obj} "
                               f"({2 * geo.half[0] * 100:.0f} x {2 * geo.half[1] * 100:.0f} cm)")
-        yaw_now = self._tcp_yaw(side)
+        yaw_now, held_width = self._tcp_yaw(side), self.control.aperture(side)
 
         def plan_at(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
-            target = np.array([spot[0] - hand[0], spot[1] - hand[1], centre[2] + below + RELEASE_GAP])
-            return self._plan_vertical(side, target, [yaw_now, yaw_now + pi], PRE_GRASP, PRE_GRASP)
+            poses = [(self._tcp_target(obj, side, r, spot, centre[2], RELEASE_GAP), r)
+                     for r in self._holding_rotations(obj, side, spot)]
+            # The fingers need room where they open, as where they close (a tall bucket beside the spot).
+            if in_the_way(w, obj, poses[0][0], held_width, yaw_now, w.spec.max_aperture,
+                          tuple(h for h in self.held.values() if h)) is not None:
+                return None
+            return self._plan_descent(side, poses, PRE_GRASP, PRE_GRASP)
 
         plan, tries = self.reach_a_spot(free_spots, plan_at, side, along)
         if plan is None:
@@ -602,7 +656,8 @@ class Skills:
         out = self.control.follow(self._straight(side, pre, at), speed_scale=0.5)
         if not out.ok:
             return self._blocked(out, f"lowering {obj} onto {support}")
-        self.control.set_gripper(side, w.spec.max_aperture, 0.5)
+        lean = self._lean(side)
+        self.control.set_gripper(side, opening(held_width, w.spec.max_aperture), 0.5)
         self.held[side] = None
         self.control.follow(self._straight(side, at, after), speed_scale=0.5)
         self._tuck()
@@ -610,7 +665,11 @@ class Skills:
         if not w.resting_on(obj, support):
             return self._fail(FailureCode.SLIPPED, f"{obj} does not rest on {support} after release (touches "
                               f"{', '.join(sorted(x or 'the floor' for x in w.contacts(obj))) or 'nothing'})")
-        return self._ok(side=side, position=w.position(obj))
+        return self._ok(side=side, position=w.position(obj), lean=lean)
+
+    def _lean(self, side: str) -> float:
+        """How far (rad) the hand's approach axis leans from pointing straight down, as it is now."""
+        return float(np.arccos(np.clip(-self.world.site(f"{side}_tcp")[1][2, 0], -1.0, 1.0)))
 
     def _tcp_yaw(self, side: str) -> float:
         _, rot, _ = self.world.site(f"{side}_tcp")
@@ -683,13 +742,9 @@ class Skills:
         w = self.world
         centre, rot, size = w.site(site)
 
-        def footprint(r: np.ndarray, h: tuple[float, float, float]) -> tuple[float, float]:
-            # Half extents, in the surface frame, of the box around a footprint turned by r.
-            m = np.abs(rot.T[:2, :2] @ r[:2, :2])
-            return float(m[0, 0] * h[0] + m[0, 1] * h[1]), float(m[1, 0] * h[0] + m[1, 1] * h[1])
-
         # An object in the world as it is turned now; else (``obj`` None) a footprint at ``rotation``.
-        mine = footprint(w.rotation(obj) if obj is not None else rotation, half)
+        mine = _footprint(rot, w.rotation(obj) if obj is not None else rotation, half,
+                          obj is not None and w.things[obj].props.shape == "sphere")
         others = []
         for name, thing in w.things.items():
             # The support itself is no obstacle on its own surface (a board's or a bowl's body
@@ -697,17 +752,20 @@ class Skills:
             if name in (obj, support) or thing.kind != ThingKind.OBJECT:
                 continue
             local = rot.T @ (w.position(name) - centre)
-            ext = footprint(w.rotation(name), object_geometry(thing.props).half)
+            ext = _footprint(rot, w.rotation(name), object_geometry(thing.props).half, thing.props.shape == "sphere")
             if abs(local[0]) < size[0] + ext[0] and abs(local[1]) < size[1] + ext[1] and -0.02 < local[2] < 0.6:
                 others.append((local[0], local[1], ext[0], ext[1]))
         gap = 0.02
         spots = []
-        step = 0.03
-        for i in range(-int(size[0] / step), int(size[0] / step) + 1):
-            for j in range(-int(size[1] / step), int(size[1] / step) + 1):
-                u, v = i * step, j * step
-                if abs(u) > size[0] - mine[0] or abs(v) > size[1] - mine[1]:
-                    continue
+
+        def grid(room: float) -> list[float]:
+            # Every 3 cm from the middle, and the edges themselves (the spot nearest the robot
+            # may lie between the last grid line and the edge).
+            n = int(room / 0.03 + 1e-9)
+            return sorted({round(k * 0.03, 6) for k in range(-n, n + 1)} | {room, -room}) if room >= 0 else []
+
+        for u in grid(size[0] - mine[0]):
+            for v in grid(size[1] - mine[1]):
                 if all(abs(u - ou) >= mine[0] + ex + gap or abs(v - ov) >= mine[1] + ey + gap
                        for ou, ov, ex, ey in others):
                     spots.append(centre + rot @ np.array([u, v, 0.0]))
@@ -743,18 +801,21 @@ class Skills:
         jid = w.model.joint(thing.joint).id
         goal = min(DOOR_TARGET, thing.joint_open) if (opening and door) else (thing.joint_open if opening else 0.0)
 
-        # 1. Choose an arm and where to stand: the handle where that arm grasps it best, a free
-        #    path there, and free floor for the base all along the joint's path.
-        handle, _, _ = w.site(thing.handle_site)
-        normal = self._outward_normal(thing)
-        heading = atan2(-normal[1], -normal[0])
-        c, s_ = np.cos(heading), np.sin(heading)
+        # 1. Choose a handle (a room door has one on each face), an arm and where to stand: the
+        #    handle where that arm grasps it best, a free path there, and free floor for the base
+        #    all along the joint's path.
         radius = w.spec.base_radius + CLEARANCE
         q0 = w.qpos(thing.joint)
         anchor, axis = w.data.xanchor[jid].copy(), w.data.xaxis[jid].copy()
         rot_b = horizontal_rotation(0.0, fingers_vertical=not door)    # facing the handle, in the base frame
+        handles = [(thing.handle_site, 1.0)] + [(f"{furniture}/handle_back", -1.0)] * w.has_site(
+            f"{furniture}/handle_back")
         choice, why_not = None, "no free place to stand at its handle"
-        for candidate, lateral in ((s, lat) for s in free for lat in HANDLE_LATERAL):
+        for (site, face), candidate, lateral in ((h, s, lat) for h in handles for s in free for lat in HANDLE_LATERAL):
+            handle, _, _ = w.site(site)
+            normal = face * self._outward_normal(thing)
+            heading = atan2(-normal[1], -normal[0])
+            c, s_ = np.cos(heading), np.sin(heading)
             off = (HANDLE_REACH, (-1.0 if candidate == "r" else 1.0) * lateral)
             # Can this arm grasp the handle from there? (In the base frame the answer does not
             # depend on where the base is.)
@@ -777,16 +838,17 @@ class Skills:
             if hit is not None:
                 why_not = f"to {verb} it the base would have to go where {hit} stands"
                 continue
-            choice = (candidate, path, sweep, at, pre)
+            choice = (candidate, path, sweep, at, pre, site, normal, heading)
             break
         if choice is None:
             return self._fail(FailureCode.BLOCKED, f"cannot {verb} {furniture}: {why_not}")
-        side, path, sweep, at, pre = choice
+        side, path, sweep, at, pre, site, normal, heading = choice
         tuck = self._tuck()
         if not tuck.ok or not self.control.drive(path).ok:
             return self._fail(FailureCode.BLOCKED, f"the base stopped short of the handle of {furniture}")
 
         # 2. Grasp the handle, the IK redone from where the base actually stopped.
+        handle, _, _ = w.site(site)
         base = w.base_pose()
         rot_w = w.rotation_to_base(horizontal_rotation(heading, fingers_vertical=not door), base)
         seed = self.control.joints()
@@ -803,7 +865,7 @@ class Skills:
         if not out.ok:
             return self._blocked(out, f"reaching for the handle of {furniture}")
         self.control.set_gripper(side, 0.0, 0.6)
-        handle_geom = w.model.geom(f"{furniture}/handle").id
+        handle_geom = w.model.geom(site).id
         pads = self._pads(side)
         if not self._pads_on(pads, handle_geom):
             self._let_go(side, pre.joints)
@@ -859,6 +921,16 @@ class Skills:
         for wp in waypoints:
             self.control.drive([wp], settle=0.0)
         self.control.drive([waypoints[-1]], settle=0.5)
+
+
+def _footprint(surface: np.ndarray, rot: np.ndarray, half, ball: bool = False) -> tuple[float, float]:
+    """Half extents, in the frame of a surface turned by ``surface``, of the box round the
+    footprint of an object turned by ``rot`` (all three of its axes: it may lie on its side as
+    the hand holds it); a ball's is its radius however it has rolled."""
+    if ball:
+        return half[0], half[0]
+    m = np.abs(surface.T[:2, :] @ rot) @ np.asarray(half)
+    return float(m[0]), float(m[1])
 
 
 def inner_height(world: PhysicsWorld, container: str) -> float:

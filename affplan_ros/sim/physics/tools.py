@@ -17,8 +17,9 @@ from typing import Optional
 
 import numpy as np
 
-from affplan_ros.sim.physics.bodies import object_geometry
-from affplan_ros.sim.physics.skills import FailureCode, SkillResult, Skills
+from affplan_ros.sim.physics.bodies import object_geometry, vertical_half
+from affplan_ros.sim.physics.grasps import arm_in_the_way
+from affplan_ros.sim.physics.skills import LEANS, FailureCode, SkillResult, Skills
 from affplan_ros.sim.physics.world import ThingKind
 
 ABOVE = 0.06        # m above the target the tool starts a cut / a stroke from
@@ -26,6 +27,7 @@ CUT_DEPTH = 0.01    # m the knife is driven below the target's top
 PRESS = 0.02        # m the tool is driven below the surface's top while wiping: the servos press it down
 STROKE = 0.08       # m to each side of the middle of a wiping stroke
 STROKES = 3
+TOOL_OPTIONS = 12   # hand orientations and tool contact points tried with IK for one motion
 
 
 def chop(skills: Skills, knife: str, target: str, support: str) -> SkillResult:
@@ -49,7 +51,10 @@ def _chop(sk: Skills, knife: str, target: str, support: str) -> SkillResult:
         return sk._fail(FailureCode.NOT_FOUND, f"{target} does not lie on {support}")
     top = _top(sk, target)
     above, cut = top + np.array([0, 0, ABOVE]), top - np.array([0, 0, CUT_DEPTH])
-    plan = _tool_poses(sk, side, knife, [above, cut])
+    # The blade may lean as long as its lowest point stays above the board under the target.
+    board = w.site(w.things[support].top_site)[0][2] if w.has_site(w.things[support].top_site) else top[2] - 0.02
+    plan = _tool_poses(sk, side, knife, [above, cut], anywhere_along=True, ignore=(target, support),
+                       room_below=max(0.01, cut[2] - board - 0.01))
     if plan is None:
         return sk._fail(FailureCode.UNREACHABLE, f"no arm pose brings {knife} down onto {target} (IK)")
     carry = sk.control.joints()
@@ -133,8 +138,7 @@ def _wipe(sk: Skills, tool: str, surface: str, along: Optional[str]) -> SkillRes
 
 def _top(sk: Skills, name: str) -> np.ndarray:
     w = sk.world
-    half = np.array(object_geometry(w.things[name].props).half)
-    return w.position(name) + np.array([0, 0, float(np.abs(w.rotation(name)[2, :]) @ half)])
+    return w.position(name) + np.array([0, 0, vertical_half(w.things[name].props, w.rotation(name))])
 
 
 def _hang(sk: Skills, side: str, tool: str, half) -> float:
@@ -142,23 +146,68 @@ def _hang(sk: Skills, side: str, tool: str, half) -> float:
     return float(np.abs(sk.world.rotation(tool)[2, :]) @ np.array(half))
 
 
-def _tool_poses(sk: Skills, side: str, tool: str, points: list[np.ndarray],
-                centre: bool = False) -> Optional[list[dict[str, float]]]:
-    """Joints that put the held tool's tip (its lowest point below the hand; ``centre``: its
-    centre) at each point in turn, the hand keeping its orientation."""
+def _tool_poses(sk: Skills, side: str, tool: str, points: list[np.ndarray], centre: bool = False,
+                anywhere_along: bool = False, ignore: tuple[str, ...] = (),
+                room_below: float = 0.01) -> Optional[list[dict[str, float]]]:
+    """Joints that put the held tool's tip (the middle of its lowest edge or face below the hand;
+    ``centre``: its centre) at each point in turn, the hand keeping one orientation: as it is now,
+    else pointing down or leaning forward or back (``Skills._hand_rotations``: reaching further,
+    the tool leaning with the hand, for a board at the back of a table). ``anywhere_along``: any
+    point of the tool's length may meet the points (a blade from heel to tip), the hand turned
+    about the vertical as need be (a knife along the reach meets what lies beyond the hand), its
+    length clear of other objects but ``ignore`` (what it cuts, what that lies on), and none of it
+    more than ``room_below`` below the point that meets (above the board under what it cuts)."""
     w = sk.world
     base = w.base_pose()
     tcp, rot, _ = w.site(f"{side}_tcp")
-    offset = w.position(tool) - tcp
-    if not centre:
-        half = np.array(object_geometry(w.things[tool].props).half)
-        offset = offset - np.array([0, 0, float(np.abs(w.rotation(tool)[2, :]) @ half)])
-    seed = sk.control.joints()
-    out = []
-    for p in points:
-        r = sk._solve(side, w.to_base_frame(p - offset, base), w.rotation_to_base(rot, base), seed)
-        if not r.success:
-            return None
-        out.append(r.joints)
-        seed = {**seed, **r.joints}
-    return out
+    half = np.array(object_geometry(w.things[tool].props).half)
+    yaw = sk._tcp_yaw(side)
+    yaws = [yaw, yaw + np.pi] + ([yaw + np.pi / 2, yaw - np.pi / 2] if anywhere_along else [])
+    leans = LEANS + tuple(-lean for lean in LEANS)
+    long_ = int(np.argmax(half))
+    end = float(half[long_]) - 0.01
+    # Where along its length it may meet the point: its middle, or a blade anywhere from heel to tip.
+    spots = [0.0] + [sign * k for k in (0.05, 0.1) if anywhere_along and k <= end - 0.03 for sign in (1, -1)]
+    spots += [end, -end]
+    section = [np.array([0.0 if i == long_ else (a if i == (long_ + 1) % 3 else b) for i in range(3)])
+               for a in (-1.0, 1.0) for b in (-1.0, 1.0)]
+    width = float(sorted(half)[1]) + 0.005      # (a blade's half width, and a little room)
+    options = []
+    for turn in [rot] + sk._hand_rotations(side, points[-1], yaws, True, leans=leans):
+        turned = turn @ rot.T @ w.rotation(tool)
+        middle = turn @ rot.T @ (w.position(tool) - tcp)      # its centre from the TCP
+        axis = turned[:, long_]
+        contacts = [np.zeros(3)]
+        if not centre:
+            # Its underside at each spot along it (the lowest edge of its cross-section there);
+            # only spots at most ``room_below`` above its lowest point (a leaning knife meets
+            # with its tip, or else its tip goes into the board first).
+            under = min((turned @ (half * c) for c in section), key=lambda c: c[2])
+            lowest = under[2] - abs(axis[2]) * float(half[long_])
+            contacts = [under + a * axis for a in spots if under[2] + a * axis[2] < lowest + room_below]
+            contacts = contacts if anywhere_along else contacts[:1]
+        for contact in contacts:
+            off = middle + contact
+            wrist = w.to_base_frame(points[-1] - off - w.spec.wrist_to_tcp * turn[:, 0], base)
+            if not sk._within_arm_length(side, wrist):
+                continue
+            # The tool's length where it ends up must not lie on something else (a knife along
+            # the reach over cups in front of the board): along its middle line.
+            at = points[-1] - off + middle
+            line = [at + k * float(half[long_]) * axis for k in np.linspace(-1, 1, 7)]
+            if anywhere_along and arm_in_the_way(w, line, width, ignore + (tool,), solid=True) is not None:
+                continue
+            options.append((sk._wrist_distance(side, wrist), len(options), turn, off))
+    # Each option costs IK for every point: the few that ask least of the arm's length are tried.
+    for _, _, turn, off in sorted(options, key=lambda o: o[:2])[:TOOL_OPTIONS]:
+        seed = sk.control.joints()
+        out = []
+        for p in points:
+            r = sk._solve(side, w.to_base_frame(p - off, base), w.rotation_to_base(turn, base), seed)
+            if not r.success:
+                break
+            out.append(r.joints)
+            seed = {**seed, **r.joints}
+        if len(out) == len(points):
+            return out
+    return None

@@ -41,6 +41,9 @@ def test_every_class_of_the_kitchen_oam_has_a_size_and_liquids_have_none(table):
     ("classes: {cup: {shape: blob}}", "shape must be one of"),
     ("classes: {cup: {mass: heavy}}", "mass must be a number"),
     ("classes: {cup: {colour: red}}", "unknown field(s) colour"),
+    ("classes: {cup: {grasp: suction}}", "grasp must be one of"),
+    ("classes: {hammer: {size: [0.3, 0.1, 0.03], grasp: handle}}", "needs handle: [length, width]"),
+    ("classes: {cup: {handle: [0.1, 0.02]}}", "only for grasp: handle"),
     ("classes: [cup]", "expected a mapping with `classes:`"),
     ("classes: {cup: {size: [1, 1, 1]}", "is not valid YAML"),
 ])

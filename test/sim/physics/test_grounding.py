@@ -33,10 +33,10 @@ def truth(executor, predicate: str) -> set[str]:
 def test_each_predicate_is_read_from_the_geometry(kitchen):
     _, ex = kitchen
     graspable = truth(ex, "graspable")
-    # Narrower than the 9 cm gripper, or a container taken by its wall (the bowl's rim): yes; a
-    # 26 cm plate lying flat, furniture: no.
-    assert {"cup0", "apple0", "sponge0", "kitchen_knife0", "bowl0"} <= graspable
-    assert not graspable & {"plate0", "table0", "refrigerator0", "cutting_board0"}
+    # Narrower than the 9 cm gripper, or taken by its wall (the bowl's rim, the plate's lip): yes;
+    # a 25 cm cutting board lying flat, furniture: no.
+    assert {"cup0", "apple0", "sponge0", "kitchen_knife0", "bowl0", "plate0"} <= graspable
+    assert not graspable & {"table0", "refrigerator0", "cutting_board0"}
     # The camera does not see into the closed fridge; everything else in the kitchen is in view.
     detected = truth(ex, "detected")
     assert "apple0" not in detected and {"cup0", "banana0", "refrigerator0"} <= detected
@@ -56,17 +56,17 @@ def test_a_covered_object_is_not_graspable_until_what_is_on_it_is_gone():
 
 
 def test_the_grounded_domain_plans_no_step_the_physics_would_refuse(kitchen):
-    """The plate is wider than the gripper and has no rim: without grounding the planner has the
-    robot grasp it (a step the physics refuses as too large); with the physics' grounding there is
-    no such plan. The cup, which the gripper takes, is planned as before."""
+    """The cutting board is wider than the gripper and has no rim: without grounding the planner
+    has the robot grasp it (a step the physics refuses as too large); with the physics' grounding
+    there is no such plan. The cup, which the gripper takes, is planned as before."""
     scene, ex = kitchen
     plain = Domain.default()
-    naive = plain.plan(scene, to_dnf(parse_goal("(on plate0 counter0)")), time_limit=30)
-    assert naive.solved and any(s.action == "grasp" and "plate0" in s.args for s in naive.plan)
+    naive = plain.plan(scene, to_dnf(parse_goal("(on cutting_board0 table0)")), time_limit=30)
+    assert naive.solved and any(s.action == "grasp" and "cutting_board0" in s.args for s in naive.plan)
     domain, grounded, report = ground_domain(plain, scene, PhysicsGrounding(ex))
     assert set(report.available) == {"detected", "graspable", "reachable", "placeable"}
-    assert "(graspable plate0)" in report.text()          # said among what is not feasible
-    plate = domain.plan(grounded, to_dnf(parse_goal("(on plate0 counter0)")), time_limit=30)
-    assert not plate.solved
+    assert "(graspable cutting_board0)" in report.text()          # said among what is not feasible
+    board = domain.plan(grounded, to_dnf(parse_goal("(on cutting_board0 table0)")), time_limit=30)
+    assert not board.solved
     cup = domain.plan(grounded, to_dnf(parse_goal("(on cup0 table0)")), time_limit=30)
     assert cup.solved and any(s.action == "grasp" and s.agent == "robot0" for s in cup.plan)

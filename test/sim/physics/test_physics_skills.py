@@ -99,9 +99,10 @@ def test_grasp_in_a_closed_fridge_fails_as_container_closed():
 
 def test_grasp_of_an_object_wider_than_the_gripper_fails_as_too_large():
     sk = kitchen()
-    assert sk.navigate("table0").success
-    result = sk.grasp("plate0")
+    assert sk.navigate("counter0", near="cutting_board0").success
+    result = sk.grasp("cutting_board0")     # 25 cm across its narrowest side, no rim, no handle
     assert not result.success and result.code == FailureCode.TOO_LARGE
+    assert "25 cm" in result.reason
 
 
 def test_place_on_a_full_surface_fails_with_no_free_space():

@@ -1,0 +1,270 @@
+"""Where a parallel gripper coming from above takes an object, and whether its fingers have room.
+
+A grasp is the TCP target (world), the width the fingers close across and the direction they
+close along (``finger_yaw``; None: round, any). The candidates follow from the object's shape and
+size in the object table (``grasp`` in core/knowledge/data/objects.yaml):
+
+* default (``top``): across a horizontal side that fits the gripper, the narrowest first (both
+  sides of a square box), at its middle and then at points along its length (a cucumber with a
+  salad beside its middle is taken nearer one end);
+* ``rim``: a container wider than the gripper standing upright, or a plate (``grasp: rim``): the
+  fingers straddle its wall or lip, the wall nearest the robot first, then its neighbours;
+* ``handle``: across the handle, nearest the centre of mass first (a hammer's head is wider
+  than the gripper, its handle is not).
+
+Finger room: opened fully, each pad comes down beside the object to the grasp height and closes
+towards it. A candidate where a pad would come down on, or close onto, something else (another
+object, a container's wall) is tried after the clear ones, with every finger direction: the
+physics then shows whether the fingers get there. Candidates are geometry only; whether a grasp
+holds is still decided by the physics (both pads on the object, the object rising with the hand).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from math import atan2, cos, pi, sin
+from typing import Optional
+
+import numpy as np
+
+from affplan_ros.sim.physics.bodies import handle_parts, object_geometry, vertical_half
+from affplan_ros.sim.physics.robot import PAD_HALF
+from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind
+
+TIP_CLEARANCE = 0.035   # m from the TCP down to above the support: the finger tips stay clear of it
+RIM_DEPTH = 0.03        # m below its top a wall is held (the pads on its top 3 cm, the palm above)
+RIM_TIP_CLEARANCE = 0.04   # the same over a plate's floor: the inner finger clears its well's floor
+ALONG_STEP = 0.03       # m between grasp points along a long object or a handle
+MAX_POINTS = 7          # grasp points along a length (the middle and three to each side)
+COLUMN = 0.25           # m above the grasp height a finger's path down is kept clear
+# m more room kept round each pad: the IK meets a pose within 1 cm, and the arm tracks the joint
+# waypoints of a descent, not the straight line between them (a pad 8 mm from a bottle hit it).
+MARGIN = 0.01
+# m the fingers open wider than what they take (each pad 1.25 cm clear of it coming down), as a
+# hand shapes itself before a grasp: a rim grasp's inner finger then stays by the wall, clear
+# of what lies in the bowl.
+OPEN_MARGIN = 0.025
+
+
+@dataclass(frozen=True)
+class Grasp:
+    width: float                  # what the fingers close across (m)
+    finger_yaw: Optional[float]   # world yaw of the closing direction; None: round, any
+    target: np.ndarray            # TCP, world
+    kind: str                     # top | rim | handle
+
+
+def grasp_points(world: PhysicsWorld, obj: str, base: BasePose, max_width: float) -> list[Grasp]:
+    """Candidate top-down grasps of ``obj`` as it lies now (it may have fallen over), best first;
+    ``max_width``: the widest the gripper closes on. The first is the narrowest (too wide for the
+    gripper: nothing this gripper takes it by)."""
+    thing = world.things[obj]
+    props = thing.props
+    pos, rot = world.position(obj), world.rotation(obj)
+    geo = object_geometry(props)
+    half = np.array(geo.half)
+    hz = vertical_half(props, rot)
+    top, bottom = pos[2] + hz, pos[2] - hz
+    if props.handle is not None and abs(rot[2, 0]) < 0.5:
+        return _handle_points(world, obj, pos, rot)
+    horizontal = [i for i in range(3) if abs(rot[2, i]) < 0.5] or [int(np.argmin(np.abs(rot[2, :])))]
+    axes = sorted(horizontal, key=lambda i: half[i])
+    if geo.hollow is not None and rot[2, 2] > 0.9 and (2 * half[axes[0]] > max_width or props.grasp == "rim"):
+        return _rim_points(world, obj, base, top, bottom)
+    # Round in the horizontal plane (a sphere, an upright cylinder): any finger direction.
+    round_now = props.shape == "sphere" or (props.shape == "cylinder" and abs(rot[2, 2]) > 0.9)
+    # Pads centred low enough to hold, high enough that the palm stays above the object and the
+    # finger tips above the support.
+    z = max(pos[2], top - 0.045, bottom + TIP_CLEARANCE)
+    out = []
+    fits = [a for a in axes if 2 * half[a] <= max_width] or axes[:1]
+    for i in fits[:1] if round_now else fits:
+        yaw = None if round_now else atan2(rot[1, i], rot[0, i])
+        along = [j for j in horizontal if j != i]
+        steps = [0.0]
+        if along and not round_now:
+            room = half[along[0]] - PAD_HALF[2]
+            steps = _offsets(room)
+        for d in steps:
+            point = pos + d * rot[:, along[0]] if d else pos
+            out.append(Grasp(2 * float(half[i]), yaw, np.array([point[0], point[1], z]), "top"))
+    return out
+
+
+def _offsets(room: float) -> list[float]:
+    """0, then ±ALONG_STEP, ±2 ALONG_STEP, ... within ``room``: the middle first."""
+    out = [0.0]
+    k = 1
+    while k * ALONG_STEP <= room and len(out) < MAX_POINTS:
+        out += [k * ALONG_STEP, -k * ALONG_STEP]
+        k += 1
+    return out
+
+
+def _handle_points(world: PhysicsWorld, obj: str, pos: np.ndarray, rot: np.ndarray) -> list[Grasp]:
+    """Across the handle, at points along it nearest the centre of mass first (less torque in the
+    fingers), the pads clear of the head."""
+    props = world.things[obj].props
+    (hc, hh), _ = handle_parts(props)
+    com = object_geometry(props).com[0]
+    lo, hi = hc[0] - hh[0] + PAD_HALF[2] + 0.01, hc[0] + hh[0] - PAD_HALF[2] - 0.01
+    xs = sorted(np.arange(lo, hi + 1e-9, ALONG_STEP), key=lambda x: abs(x - com))[:MAX_POINTS]
+    yaw = atan2(rot[1, 1], rot[0, 1])
+    out = []
+    for x in xs:
+        point = pos + rot @ np.array([x, 0.0, 0.0])
+        hz = float(np.abs(rot[2, 1:]) @ np.array(hh[1:]))
+        z = max(point[2], point[2] + hz - 0.045, point[2] - hz + TIP_CLEARANCE)
+        out.append(Grasp(2 * hh[1], yaw, np.array([point[0], point[1], z]), "handle"))
+    return out
+
+
+def _rim_points(world: PhysicsWorld, obj: str, base: BasePose, top: float, bottom: float) -> list[Grasp]:
+    """The fingers straddle the wall (a bowl's rim, a plate's lip), closing across its thickness:
+    the wall nearest the robot, then the next ones round to the sides (something may lie inside
+    by the first); not the far side, which the hand would reach over the whole container for."""
+    props = world.things[obj].props
+    geo = object_geometry(props)
+    pos, rot = world.position(obj), world.rotation(obj)
+    towards = np.array([base.x, base.y]) - pos[:2]
+    towards /= max(float(np.linalg.norm(towards)), 1e-6)
+    # The pads on the wall's top few cm; on a low lip as low as the floor of its well allows.
+    z = max(top - RIM_DEPTH, bottom + RIM_TIP_CLEARANCE)
+    walls: list[tuple[np.ndarray, float, float]] = []     # (outward normal, distance of the wall's middle, thickness)
+    if props.shape == "cylinder":
+        r, t = geo.half[0], geo.wall[0]
+        # The octagon's walls (bodies.object_xml): their middles lie at r cos(pi/8) - t/2.
+        yaw_obj = atan2(rot[1, 0], rot[0, 0])
+        k = round((atan2(towards[1], towards[0]) - yaw_obj) / (pi / 4))
+        for dk in (0, 1, -1, 2, -2):
+            a = yaw_obj + (k + dk) * pi / 4
+            walls.append((np.array([cos(a), sin(a)]), r * cos(pi / 8) - t / 2, t))
+    else:
+        for axis, h, t in ((rot[:2, 0], geo.half[0], geo.wall[0]), (rot[:2, 1], geo.half[1], geo.wall[1])):
+            for sign in (1.0, -1.0):
+                walls.append((sign * axis, h - t / 2, t))
+        walls = sorted(walls, key=lambda wl: -float(wl[0] @ towards))[:3]
+    out = []
+    for normal, dist, t in walls:
+        centre = pos[:2] + dist * normal
+        out.append(Grasp(t, atan2(normal[1], normal[0]), np.array([centre[0], centre[1], z]), "rim"))
+    return out
+
+
+def opening(width: float, max_aperture: float) -> float:
+    """How wide the fingers open to take (or let go of) something ``width`` across."""
+    return min(max_aperture, width + OPEN_MARGIN)
+
+
+def in_the_way(world: PhysicsWorld, obj: str, target: np.ndarray, width: float, yaw: float, max_aperture: float,
+               ignore: tuple[str, ...] = ()) -> Optional[str]:
+    """What a finger would come down on or close onto, taking ``obj`` (``width`` across the
+    fingers) with the TCP at ``target`` and the fingers closing along ``yaw``, or opening there to
+    let go of it (None: room for both fingers). Each pad's path is sampled: its footprint from the
+    open position (``opening``) in to the object, from ``COLUMN`` above down to its tip."""
+    d = np.array([cos(yaw), sin(yaw)])
+    t = np.array([-d[1], d[0]])
+    low, high = target[2] - PAD_HALF[0], target[2] + COLUMN
+    inner = width / 2 + 0.004
+
+    def pad_paths(margin: float) -> list[np.ndarray]:
+        outer, side = opening(width, max_aperture) / 2 + 2 * PAD_HALF[1] + margin, PAD_HALF[2] + margin
+        return [target[:2] + sign * a * d + b * t
+                for sign in (1.0, -1.0) for a in np.linspace(inner, outer, 5) for b in (-side, 0.0, side)]
+
+    points, exact = pad_paths(MARGIN), pad_paths(0.0)
+    geo, pos, rot = object_geometry(world.things[obj].props), world.position(obj), world.rotation(obj)
+    for name, thing in world.things.items():
+        if name == obj or name in ignore or thing.kind != ThingKind.OBJECT or thing.body_id < 0:
+            continue
+        reach = max_aperture / 2 + 0.05 + float(np.linalg.norm(object_geometry(thing.props).half))
+        if np.hypot(*(world.position(name)[:2] - target[:2])) > reach:
+            continue    # (too far away to matter: saves the sampling)
+        # What lies inside the container being taken only must not be under a pad: brushing it
+        # moves it within the container.
+        inside = geo.hollow is not None and rot[2, 2] > 0.9 and _in_opening(
+            world.things[obj].props.shape, geo, rot.T @ (world.position(name) - pos), 0.0)
+        if any(_column_hits(world, name, p, low, high) for p in (exact if inside else points)):
+            return name
+    return None
+
+
+def arm_in_the_way(world: PhysicsWorld, points: list[np.ndarray], radius: float,
+                   ignore: tuple[str, ...] = (), solid: bool = False) -> Optional[str]:
+    """What a link of ``radius`` through ``points`` (world) would pass through: an object's body
+    (not the open inside of a container, unless ``solid``: a knife lying across a cup meets its
+    wall between any two of the points), or None."""
+    for name, thing in world.things.items():
+        if name in ignore or thing.kind != ThingKind.OBJECT or thing.body_id < 0:
+            continue
+        reach = radius + float(np.linalg.norm(object_geometry(thing.props).half))
+        pos = world.position(name)
+        if all(np.linalg.norm(p - pos) > reach for p in points):
+            continue
+        if any(_body_near(world, name, p, radius, solid) for p in points):
+            return name
+    return None
+
+
+def _body_near(world: PhysicsWorld, name: str, point: np.ndarray, radius: float, solid: bool = False) -> bool:
+    """Is ``point`` within ``radius`` of ``name``'s body (its bounding box, a round thing's
+    circle, a container's walls and floor but not the open space inside)?"""
+    thing = world.things[name]
+    geo = object_geometry(thing.props)
+    pos, rot = world.position(name), world.rotation(name)
+    half = np.array(geo.half)
+    local = rot.T @ (point - pos)
+    if np.any(np.abs(local) > half + radius):
+        return False
+    if rot[2, 2] <= 0.9:
+        return True
+    if thing.props.shape in ("sphere", "cylinder") and np.hypot(local[0], local[1]) > half[0] + radius:
+        return False
+    return solid or geo.hollow is None or not _in_opening(thing.props.shape, geo, local, radius)
+
+
+def _in_opening(shape: str, geo, local: np.ndarray, margin: float) -> bool:
+    """Is a point (body frame) in an upright container's opening, ``margin`` clear of its walls
+    and above its floor?"""
+    ix, iy, iz = geo.hollow
+    floor = -geo.half[2] + (2 * geo.half[2] - iz)
+    if local[2] - margin < floor:
+        return False
+    if shape == "cylinder":
+        return np.hypot(local[0], local[1]) + margin < ix / 2
+    return abs(local[0]) + margin < ix / 2 and abs(local[1]) + margin < iy / 2
+
+
+def _column_hits(world: PhysicsWorld, name: str, xy: np.ndarray, low: float, high: float) -> bool:
+    """Does the vertical segment at ``xy`` from ``low`` to ``high`` pass through ``name``'s body
+    (its bounding box; a round thing's circle; a container's walls, not its open inside)?"""
+    thing = world.things[name]
+    geo = object_geometry(thing.props)
+    pos, rot = world.position(name), world.rotation(name)
+    half = np.array(geo.half)
+    hz = vertical_half(thing.props, rot)
+    if pos[2] + hz < low or pos[2] - hz > high:
+        return False
+    local = rot.T @ np.array([xy[0] - pos[0], xy[1] - pos[1], 0.0])
+    if rot[2, 2] > 0.9:
+        round_ = thing.props.shape in ("sphere", "cylinder")
+        inside = (np.hypot(local[0], local[1]) <= half[0]) if round_ else \
+            (abs(local[0]) <= half[0] and abs(local[1]) <= half[1])
+        if not inside:
+            return False
+        # In a container's opening the finger meets only its floor, below the rim.
+        return geo.hollow is None or not _in_opening(thing.props.shape, geo, np.array(
+            [local[0], local[1], low - pos[2]]), 0.0)
+    # Tilted: where the vertical line crosses its bounding box (slabs in its own frame).
+    direction = rot.T @ np.array([0.0, 0.0, 1.0])
+    origin = rot.T @ np.array([xy[0] - pos[0], xy[1] - pos[1], low - pos[2]])
+    t0, t1 = 0.0, high - low
+    for k in range(3):
+        if abs(direction[k]) < 1e-9:
+            if abs(origin[k]) > half[k]:
+                return False
+            continue
+        a, b = (-half[k] - origin[k]) / direction[k], (half[k] - origin[k]) / direction[k]
+        t0, t1 = max(t0, min(a, b)), min(t1, max(a, b))
+        if t0 > t1:
+            return False
+    return True

@@ -1,0 +1,113 @@
+"""Grasps a parallel gripper makes of what is wider than it (a plate's lip, a hammer's handle), room
+for the fingers, a hand that leans to reach further, and dropping into a bowl that holds something;
+every success read from the physics (pads in contact, the object risen with the hand, at rest)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import mujoco  # noqa: F401 - required (requirements/physics.txt): a broken install fails here, never skips
+import numpy as np
+
+from affplan_ros.core.files.scene_io import load_scene, parse_scene_text
+from affplan_ros.sim.physics.skills import Skills
+from affplan_ros.sim.physics.world import build_world
+
+KITCHEN = Path(__file__).resolve().parents[3] / "config" / "scenarios" / "kitchen.txt"
+
+
+def table_scene(*objects: str, extra: str = "") -> Skills:
+    """A table with ``objects`` (class:instance, packed front row first in this order), the robot at it."""
+    names = "\n".join(objects)
+    on = "\n".join(f"on {o} table:0" for o in objects if f"in {o} " not in extra)
+    text = (f"OBJECTS\ntable:0\nrobot:0\n{names}\nEND-OBJECTS\nRELATIONS\n{on}\n{extra}\nat robot:0 table:0\n"
+            f"END-RELATIONS\nLOCATIONS\ntable0 table:0 {' '.join(objects)}\nEND-LOCATIONS\n")
+    return Skills(build_world(parse_scene_text(text)))
+
+
+def held(sk: Skills, obj: str, side: str) -> bool:
+    pads = {sk.world.model.geom(f"{side}_pad_a").id, sk.world.model.geom(f"{side}_pad_b").id}
+    return sk.world.touching_geoms(obj, pads) == pads
+
+
+def grasp_and_lift(sk: Skills, obj: str, near: str = "table0"):
+    w = sk.world
+    assert sk.navigate(near, near=obj).success
+    z0 = w.position(obj)[2]
+    result = sk.grasp(obj)
+    assert result.success, result.reason
+    side = result.details["side"]
+    assert held(sk, obj, side) and w.position(obj)[2] > z0 + 0.05 and "table0" not in w.contacts(obj)
+    return result
+
+
+def test_a_plate_is_taken_by_its_lip_and_rises_with_the_hand():
+    sk = Skills(build_world(load_scene(KITCHEN)))
+    width, _, target = sk.top_down_grasp("plate0")
+    # Across its 8 mm lip at its edge, not across its 26 cm.
+    assert width < 0.02 and np.hypot(*(target[:2] - sk.world.position("plate0")[:2])) > 0.1
+    grasp_and_lift(sk, "plate0")
+    assert abs(sk.world.rotation("plate0")[2, 2]) > 0.95       # it did not tip over in the fingers
+
+
+def test_a_hammer_is_taken_across_its_handle_near_its_head():
+    sk = table_scene("hammer:0")
+    w = sk.world
+    width, _, target = sk.top_down_grasp("hammer0")
+    assert abs(width - 0.03) < 1e-6                               # the handle, not the 12 cm head
+    along = w.rotation("hammer0").T @ (target - w.position("hammer0"))
+    assert 0.0 < along[0] < 0.12 - 0.02                           # on the handle, towards the head
+    grasp_and_lift(sk, "hammer0")
+
+
+def test_the_fingers_close_where_they_have_room_beside_a_bottle():
+    """A square carton with a bottle 3 cm beside it: the fingers close across the other pair of
+    sides (the first pair would put a pad onto the bottle)."""
+    sk = table_scene("milk_cartoon:0", "bottle:0")
+    w = sk.world
+    bottle0 = w.position("bottle0")
+    _, yaw, target = sk.top_down_grasp("milk_cartoon0")
+    towards = bottle0[:2] - target[:2]
+    assert abs(np.cos(yaw) * towards[0] + np.sin(yaw) * towards[1]) / np.linalg.norm(towards) < 0.3
+    grasp_and_lift(sk, "milk_cartoon0")
+    assert np.linalg.norm(w.position("bottle0") - bottle0) < 0.005 and w.resting_on("bottle0", "table0")
+
+
+def test_a_bowl_with_a_tomato_by_its_near_wall_is_taken_by_another_wall():
+    sk = table_scene("bowl:0", "tomato:0", extra="in tomato:0 bowl:0")
+    w = sk.world
+    assert sk.inside("tomato0", "bowl0")
+    assert sk.navigate("table0", near="bowl0").success
+    near = [g for g, _ in sk.grasp_candidates("bowl0")]
+    base = w.base_pose()
+    # The world packs the tomato towards the room: the wall nearest the robot is not the first.
+    nearest = min(near, key=lambda g: np.hypot(g.target[0] - base.x, g.target[1] - base.y))
+    assert near[0] is not nearest
+    grasp_and_lift(sk, "bowl0")
+    assert sk.inside("tomato0", "bowl0")
+
+
+def test_an_apple_is_dropped_into_a_bowl_whose_floor_a_tomato_takes():
+    sk = table_scene("bowl:0", "tomato:0", "apple:0", extra="in tomato:0 bowl:0")
+    w = sk.world
+    grasp_and_lift(sk, "apple0")
+    assert sk.navigate("table0", near="bowl0").success
+    result = sk.putin("apple0", "bowl0", along="table0")
+    assert result.success, result.reason
+    assert result.details.get("dropped") and sk.inside("apple0", "bowl0") and sk.inside("tomato0", "bowl0")
+    assert sk.holding("apple0") is None and w.velocity("apple0") < 0.02
+
+
+def test_a_hand_leans_to_set_a_tomato_on_a_board_at_the_back_of_the_table():
+    """The front row is taken, so the board lies at the table's back, its near edge 0.65 m from the
+    base's centre: beyond a hand pointing straight down (~0.62 m at table height); leaning forward
+    it reaches, and the tomato comes to rest on the board."""
+    sk = table_scene("apple:0", "banana:0", "bowl:0", "plate:0", "milk_cartoon:0", "bottle:0", "cutting_board:0",
+                     "tomato:0")
+    w = sk.world
+    grasp_and_lift(sk, "tomato0")
+    assert sk.navigate("table0", near="cutting_board0").success
+    assert w.to_base_frame(w.position("cutting_board0"))[0] > 0.75
+    result = sk.place("tomato0", "cutting_board0", along="table0")
+    assert result.success, result.reason
+    assert result.details["lean"] > 0.2
+    assert w.resting_on("tomato0", "cutting_board0") and "robot0" not in w.contacts("tomato0")
