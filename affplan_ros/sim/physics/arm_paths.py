@@ -1,4 +1,4 @@
-"""Collision-free arm paths: OMPL's RRT-Connect in joint space, collisions checked by MuJoCo.
+"""Collision-free arm paths: RRT-Connect in joint space, collisions checked by MuJoCo.
 
 The skills move an arm between IK poses (tucked, pre-grasp, over a container, holding something
 out) by interpolating the joints. That straight line in joint space can sweep the elbow or what
@@ -14,12 +14,12 @@ motion planner (MoveIt's OMPL pipeline) would on a real robot:
 * what touches the arm already where it starts (an object resting against the fingers, the
   thing just put down) is not counted, or no path could leave it;
 * the straight line is kept when it is clear (no planning, the motion as before); else RRT-Connect
-  plans within ``PLAN_SECONDS``, the path is simplified, and the arm follows its waypoints.
+  plans within ``MAX_CHECKS`` collision checks, the path is shortened, and the arm follows its
+  waypoints.
 
-OMPL's random numbers are seeded once per process (``SEED``; it cannot be re-seeded once it has
-drawn): a process that runs the same motions in the same order plans the same paths, as the
-physics is repeatable; cases run in another order (``bench physics --jobs 2``) may get other
-paths.
+The planner is seeded the same for every query and bounded by a count, not by wall time: a query
+plans the same path every time, whatever ran before it and however loaded the machine is (why
+not OMPL: ``_rrt_connect``).
 """
 from __future__ import annotations
 
@@ -35,11 +35,11 @@ from affplan_ros.sim.physics.robot import TORSO_JOINT, arm_joints, tcp_site
 from affplan_ros.sim.physics.world import PhysicsWorld
 
 CLEARANCE = 0.01        # m kept between the moving arm (and what it holds) and anything else
-PLAN_SECONDS = 1.0      # wall-time budget of one RRT-Connect query (the motion planner's, not the robot's)
+MAX_CHECKS = 6000       # collision checks one query may make (~0.2 ms each here: about a second at most)
+STEP = 0.35             # rad (joint-space distance) a tree grows by at a time
 RESOLUTION = 0.02       # rad between collision checks along a path segment (the hand, 0.6 m out, moves ~1 cm)
-SEED = 1                # OMPL's random seed, set once before its first query
+SEED = 1                # the sampler's seed, the same for every query: a query plans the same path every time
 _MARGIN = 2 * CLEARANCE   # geom margin in the scratch model: contacts are reported up to this distance
-_seeded = False
 
 
 @dataclass(frozen=True)
@@ -170,11 +170,11 @@ class ArmPathPlanner:
         return sorted({self.world.owner(other) or "the room" for _, other in self._touching(query)})
 
     def path(self, side: str, start: Mapping[str, float], goal: Mapping[str, float], held: Optional[str] = None,
-             seconds: float = PLAN_SECONDS) -> Optional[ArmPath]:
+             max_checks: int = MAX_CHECKS) -> Optional[ArmPath]:
         """Waypoints that take ``side``'s arm (and the torso, if it moves) from ``start`` to
         ``goal`` clear of everything: the goal alone when the straight line is clear, else an
-        RRT-Connect path; None when the goal itself is in collision or no path is found in
-        ``seconds``."""
+        RRT-Connect path; None when the goal itself is in collision or no path is found within
+        ``max_checks`` collision checks."""
         t0 = time.perf_counter()
         query = self._query(side, start, goal, held)
         self._load()
@@ -186,47 +186,87 @@ class ArmPathPlanner:
             return None
         if self._segment_clear(query, a, b):
             return ArmPath([dict(goal)], planned=False, seconds=time.perf_counter() - t0, checks=query.checks)
-        states = self._rrt_connect(query, a, b, seconds)
+        states = self._rrt_connect(query, a, b, query.checks + max_checks)
         if states is None:
             return None
         waypoints = [{**dict(goal), **dict(zip(query.names, s))} for s in states[1:]]
         waypoints[-1] = dict(goal)
         return ArmPath(waypoints, planned=True, seconds=time.perf_counter() - t0, checks=query.checks)
 
-    def _rrt_connect(self, query: _Query, a: np.ndarray, b: np.ndarray, seconds: float) -> Optional[list[np.ndarray]]:
-        # Imported here: only a motion that needs planning pays for loading OMPL.
-        from ompl import base as ob
-        from ompl import geometric as og
-        from ompl import util as ou
+    def _rrt_connect(self, query: _Query, a: np.ndarray, b: np.ndarray, max_checks: int) -> Optional[list[np.ndarray]]:
+        """RRT-Connect (Kuffner and LaValle, 2000): two trees, from the start and from the goal,
+        each extended one step towards a random sample and then greedily towards the other
+        tree's newest node, until they meet; then the path is shortened greedily. Bounded by
+        ``max_checks`` collision checks (not by wall time, so a loaded machine plans the same
+        path); seeded per query (``SEED``).
 
-        global _seeded
-        if not _seeded:
-            ou.setLogLevel(ou.LOG_WARN)
-            ou.RNG.setSeed(SEED)
-            _seeded = True
-        space = ob.RealVectorStateSpace(len(query.names))
-        bounds = ob.RealVectorBounds(len(query.names))
-        for i, name in enumerate(query.names):
-            lo, hi = self.model.jnt_range[self.model.joint(name).id]
-            bounds.setLow(i, float(lo))
-            bounds.setHigh(i, float(hi))
-        space.setBounds(bounds)
-        setup = og.SimpleSetup(space)
-        n = len(query.names)
-        setup.setStateValidityChecker(lambda state: self._valid(query, [state[i] for i in range(n)]))
-        info = setup.getSpaceInformation()
-        info.setStateValidityCheckingResolution(RESOLUTION / max(space.getMaximumExtent(), 1e-6))
-        start, goal = space.allocState(), space.allocState()
-        for i in range(n):
-            start[i], goal[i] = float(a[i]), float(b[i])
-        setup.setStartAndGoalStates(start, goal)
-        setup.setPlanner(og.RRTConnect(info))
-        solved = setup.solve(seconds)
-        if not solved or not setup.haveExactSolutionPath():
-            return None
-        setup.simplifySolution(min(0.2, seconds / 4))
-        path = setup.getSolutionPath()
-        return [np.array([path.getState(k)[i] for i in range(n)]) for k in range(path.getStateCount())]
+        Written here rather than taken from OMPL (the ``ompl`` wheel, tried): its Python
+        bindings seed the random numbers once per process (``RNG::setSeed`` refuses after the
+        first draw) and do not let a Python state sampler replace OMPL's, so a query's path
+        depended on every query made before it in the process (measured: the same query twice
+        gave two paths, and a test's grasp passed alone and failed after another test file);
+        its simplifier is bounded by wall time. A skill must be repeatable as the physics is.
+        """
+        lo = np.array([self.model.jnt_range[self.model.joint(n).id][0] for n in query.names])
+        hi = np.array([self.model.jnt_range[self.model.joint(n).id][1] for n in query.names])
+        rng = np.random.default_rng(SEED)
+        trees = [([a], [-1]), ([b], [-1])]           # (nodes, parent index) from the start, from the goal
+
+        def budget_left() -> bool:
+            return query.checks < max_checks
+
+        def extend(tree: tuple[list[np.ndarray], list[int]], target: np.ndarray) -> Optional[int]:
+            nodes, parents = tree
+            near = int(np.argmin([float(np.sum((n - target) ** 2)) for n in nodes]))
+            step = target - nodes[near]
+            length = float(np.linalg.norm(step))
+            new = target if length <= STEP else nodes[near] + step * (STEP / length)
+            if not self._segment_clear(query, nodes[near], new):
+                return None
+            nodes.append(new)
+            parents.append(near)
+            return len(nodes) - 1
+
+        def branch(tree: tuple[list[np.ndarray], list[int]], index: int) -> list[np.ndarray]:
+            nodes, parents = tree
+            out = []
+            while index >= 0:
+                out.append(nodes[index])
+                index = parents[index]
+            return out
+
+        grow, other = 0, 1
+        while budget_left():
+            new = extend(trees[grow], rng.uniform(lo, hi))
+            if new is not None:
+                target = trees[grow][0][new]
+                # Connect: the other tree steps towards the new node until it gets there or is stopped.
+                while budget_left():
+                    reached = extend(trees[other], target)
+                    if reached is None:
+                        break
+                    if np.allclose(trees[other][0][reached], target):
+                        ends = {grow: new, other: reached}
+                        path = branch(trees[0], ends[0])[::-1] + branch(trees[1], ends[1])[1:]
+                        return self._shortcut(query, path, max_checks)
+            grow, other = other, grow
+        return None
+
+    def _shortcut(self, query: _Query, path: list[np.ndarray], max_checks: int) -> list[np.ndarray]:
+        """From each kept waypoint, straight on to the furthest later one that is reachable in a
+        straight line (deterministic; within the check budget, else the rest as it is)."""
+        out, i = [path[0]], 0
+        while i < len(path) - 1:
+            j = i + 1
+            for k in range(len(path) - 1, i + 1, -1):
+                if query.checks >= max_checks:
+                    break
+                if self._segment_clear(query, path[i], path[k]):
+                    j = k
+                    break
+            out.append(path[j])
+            i = j
+        return out
 
 
-__all__ = ["ArmPath", "ArmPathPlanner", "CLEARANCE", "PLAN_SECONDS"]
+__all__ = ["ArmPath", "ArmPathPlanner", "CLEARANCE", "MAX_CHECKS"]

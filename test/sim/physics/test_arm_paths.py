@@ -26,7 +26,7 @@ def right_arm_over_the_cup() -> tuple[Skills, dict, dict]:
     return sk, start, {**start, **pre}
 
 
-def test_the_straight_move_knocks_the_bucket_the_planned_path_goes_round_it():
+def test_the_straight_move_knocks_the_bucket_the_planned_path_goes_round_it_the_same_every_time():
     sk, start, goal = right_arm_over_the_cup()
     w = sk.world
     bucket = w.position("bucket0").copy()
@@ -42,6 +42,8 @@ def test_the_straight_move_knocks_the_bucket_the_planned_path_goes_round_it():
     w = sk.world
     path = ArmPathPlanner(w).path("r", start, goal)
     assert path is not None and path.planned and len(path.waypoints) >= 2
+    again = ArmPathPlanner(w).path("r", start, goal)            # repeatable: the same query, the same path
+    assert again is not None and again.waypoints == path.waypoints and again.checks == path.checks
     assert path.waypoints[-1] == goal
     assert sk.control.follow(path.waypoints).ok
     assert np.linalg.norm((w.position("bucket0") - bucket)[:2]) < 0.005
