@@ -8,6 +8,9 @@ Furniture is static (bodies without joints, welded to the world), except its doo
 * ``drawer``: a cabinet with a box on a slide joint and a horizontal handle;
 * ``basin``: an open-topped shell (sink);
 * ``panel``: a hinged panel without inner space (room door, window).
+Heating appliances (``HEATER_BUTTONS``) have a start button on their front, near the top (in front
+of the door's hinge edge where a door covers the front): a small body on a sprung slide that only
+the robot touches, so a press is judged by how far the button went in (``sim/physics/heating.py``).
 Small furniture (sink, microwave, drawer, window) stands on a pedestal so it sits at a working
 height, not on the floor.
 
@@ -41,6 +44,13 @@ DOOR_RANGE = 1.9
 HANDLE_HEIGHT = 1.0        # preferred world height of a door handle
 INVISIBLE = 'rgba="0 0 0 0" group="5"'
 PERSON_HAND_HEIGHT = 1.0   # m: where a standing person takes or holds out an object
+# Appliances with a start button (how each heats is modelled in sim/physics/heating.py).
+HEATER_BUTTONS = frozenset({"stove", "microwave", "oven"})
+BUTTON_HALF = (0.02, 0.01, 0.02)   # m: half extents of a button (across, out of the face, up)
+BUTTON_TRAVEL = 0.008      # m a button goes in before its end stop
+BUTTON_STIFFNESS = 250.0   # N/m of its return spring (2 N fully pressed, as a real push button)
+BUTTON_INSET = 0.07        # m from the front's side edge to the button's centre
+BUTTON_BELOW_TOP = 0.06    # m from the top of the front to the button's centre
 
 
 @dataclass(frozen=True)
@@ -145,6 +155,9 @@ def furniture_xml(name: str, class_name: str, props: ObjectProperties, place: Pl
     elif kind == "panel":
         parts.append(_door(name, class_name, w, h, p, 0.0, hinge_side, back=True))
         geo.joint, geo.joint_open = f"{name}/hinge", DOOR_RANGE
+    if class_name in HEATER_BUTTONS:
+        front = d / 2 + (DOOR_THICKNESS if kind == "cabinet" else 0.0)
+        parts.append(_button(name, (hinge_side * (w / 2 - BUTTON_INSET), front, p + h - BUTTON_BELOW_TOP)))
     for label, rect in (("top", geo.top), ("inner", geo.inner)):
         if rect is not None:
             parts.append(_site(f"{name}/{label}", (rect.cx, rect.cy, rect.z), (rect.hx, rect.hy, 0.001)))
@@ -179,6 +192,20 @@ def _door(name: str, class_name: str, w: float, h: float, p: float, front_y: flo
         + (_back_handle(name, hx, handle_z, half_len) if back else "")
         + "</body>"
     )
+
+
+def _button(name: str, face: tuple[float, float, float]) -> str:
+    """A push button whose back rests on the front face at ``face`` (furniture frame, the front
+    is +y), pushed in along -y against a spring. Only the robot touches it (contype 0,
+    conaffinity 2): a door swinging past or a pot on the hob does not press it. The site
+    ``<name>/button`` marks the middle of its face."""
+    bx, by, bz = BUTTON_HALF
+    return (f'<body name="{name}/button" pos="{face[0]:.4f} {face[1] + by:.4f} {face[2]:.4f}">'
+            f'<joint name="{name}/button" type="slide" axis="0 -1 0" range="0 {BUTTON_TRAVEL}" '
+            f'stiffness="{BUTTON_STIFFNESS}" springref="0" damping="3" armature="0.01"/>'
+            + _box((0, 0, 0), BUTTON_HALF, 'contype="0" conaffinity="2" rgba="0.8 0.15 0.1 1" mass="0.02"',
+                   f"{name}/button")
+            + f'<site name="{name}/button" pos="0 {by:.4f} 0" size="0.005" {INVISIBLE}/></body>')
 
 
 def _back_handle(name: str, hx: float, z: float, half_len: float) -> str:

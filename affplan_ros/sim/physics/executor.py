@@ -19,8 +19,11 @@ tool-selection loop and the benchmarks can run either. Each plan step becomes sk
 * ``chop`` / ``wet_swipe``: the held knife down onto the target, the held tool drawn over the
   surface (``tools.py``); ``wetten`` (an environment action) holds if the physics shows the
   object lying in the water;
-* heat_liquid: no motion yet.
-  They fail (code UNAVAILABLE, "no motion for ... in the physics world yet"), never pretend;
+* ``heat_liquid l c h a``: press the heater's start button; the heater runs and warms ``l`` only
+  if the physics has ``c`` on its top (a stove) or inside it with the door shut (a microwave,
+  an oven), or ``h`` is a pan standing there (``heating.py``);
+* a capability the executor has no motion for fails (code UNAVAILABLE, "no motion for ... in the
+  physics world yet"), never pretends;
 * a person's own steps fail: the person model takes what it is handed and does nothing else.
 
 A step succeeds only if its skills say so. What holds afterwards is read back from the physics
@@ -47,6 +50,7 @@ from affplan_ros.core.planning.task import build_task
 from affplan_ros.sim.executor import ScenarioViews
 from affplan_ros.sim.physics.camera import aim_point, head_angles
 from affplan_ros.sim.physics.handover import handover, receive_object, start_in_person_hand
+from affplan_ros.sim.physics.heating import HeatFailure, heat_liquid
 from affplan_ros.sim.physics.lids import turn_lid
 from affplan_ros.sim.physics.pouring import fill, pour
 from affplan_ros.sim.physics.relations import Anchors, Atom, read_relations
@@ -54,11 +58,6 @@ from affplan_ros.sim.physics.skills import FailureCode as Physical
 from affplan_ros.sim.physics.skills import SkillResult, Skills
 from affplan_ros.sim.physics.tools import chop, wipe
 from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind, build_world
-
-# Capabilities without a motion in the physics world yet (they fail, with this said).
-NO_MOTION = {
-    "heat_liquid": "heating a liquid",
-}
 
 # What to try instead, per physical failure (CoPAL's suggestion).
 SUGGESTIONS = {
@@ -73,6 +72,9 @@ SUGGESTIONS = {
     Physical.UNKNOWN: "check the object's name",
     Physical.NOT_ARTICULATED: "choose something with a door or drawer",
     Physical.NOT_FOUND: "look for the object where it is now",
+    HeatFailure.DOOR_OPEN: "close the door first",
+    HeatFailure.NOT_HEATED: "put the container on or into the heater first",
+    HeatFailure.NOT_A_HEATER: "use a stove, a microwave or an oven",
 }
 
 
@@ -209,11 +211,14 @@ class PhysicsExecutor(ScenarioViews):
         if self.on_step is not None:
             self.on_step(text)
         outcome = StepOutcome(text, step.agent, False)
+        # The plan names things as PDDL does (``n7up0``); the world as the scene does (``7up0``).
+        scene_names = {pddl: name for name, pddl in self.task.names.items()}
+        args = tuple(scene_names.get(a, a) for a in step.args)
         try:
             cap = self.task.capabilities.get(step.action)
             if getattr(cap, "environment", False):
                 # Happens by itself, if the physics shows what causes it; nobody executes it.
-                outcome.failure = self._environment_step(text, step.action, tuple(step.args))
+                outcome.failure = self._environment_step(text, step.action, args)
                 outcome.success = outcome.failure is None
             elif step.agent in self._humans or step.agent != self.robot:
                 outcome.failure = Failure(
@@ -221,7 +226,7 @@ class PhysicsExecutor(ScenarioViews):
                     "the person model only takes what it is handed", "plan the step for the robot",
                     detail="no_person_model", recoverable=True)
             else:
-                outcome.failure = self._robot_step(text, step.action, tuple(step.args))
+                outcome.failure = self._robot_step(text, step.action, args)
                 outcome.success = outcome.failure is None
         except Exception as exc:  # noqa: BLE001 - a crash in a skill is that step's failure
             outcome.failure = Failure(FailureCode.PHYSICAL, text, f"{step.action} crashed",
@@ -234,11 +239,6 @@ class PhysicsExecutor(ScenarioViews):
         """The skills of one robot step; None when all of them succeeded."""
         sk = self.skills
         self._glance(args[-1] if action == "move" else args[0] if args else "")
-        if action in NO_MOTION:
-            return Failure(FailureCode.UNAVAILABLE, text, f"no motion for {action} in the physics world yet",
-                           f"the physics world has no skill for {NO_MOTION[action]}",
-                           "plan without this step, or run it on the symbolic simulator",
-                           detail="no_motion", recoverable=False)
         if action == "move":
             return self._check(text, "navigate", self._skill(sk.navigate, self._place_of(args[-1])))
         if action in ("fill", "pour"):
@@ -255,6 +255,13 @@ class PhysicsExecutor(ScenarioViews):
             self._line_up(at, target)
             along = self._place_of(at) if self.location_of_robot() == at else None
             return self._check(text, "wipe", self._skill(wipe, sk, tool, target, along))
+        if action == "heat_liquid":
+            liquid, container, heater, at = args
+            self._glance(heater)
+            far = self._too_far(at, heater)
+            if far is not None:
+                return far_failure(text, action, far)
+            return self._check(text, action, self._skill(heat_liquid, sk, liquid, container, heater))
         if action in ("handover", "receive_object"):
             person, obj = args
             motion = handover if action == "handover" else receive_object
@@ -286,7 +293,8 @@ class PhysicsExecutor(ScenarioViews):
                 self._skill(sk.navigate, self._place_of(at))
             return failure
         return Failure(FailureCode.UNAVAILABLE, text, f"no motion for {action} in the physics world yet",
-                       f"{action!r} is not a capability the physics executor knows", detail="no_motion")
+                       f"{action!r} is not a capability the physics executor knows",
+                       "plan without this step, or run it on the symbolic simulator", detail="no_motion")
 
     def _glance(self, name: str) -> None:
         """Turn the head towards what the step is about while the step runs (its servos move with

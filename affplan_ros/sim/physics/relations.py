@@ -13,6 +13,8 @@ goal_reached() judge what the physics did:
   between: ajar, neither). Lids are not bodies yet: their state is the world's Python flag;
 * ``liquid_in``: the quantities the world keeps per container; ``chopped``, ``clean``, ``wet``: the
   world's sets, changed only by the motion that cuts or wipes, or by lying in water;
+  ``liquid_warm``: a liquid whose temperature (``PhysicsWorld.temperatures``, raised only by a
+  heater that ran with it on or in it: ``heating.py``) is at least ``WARM_C``;
 * ``at robot loc``: the base centre within ``AT_DISTANCE`` of a location's footprint (the nearest
   one), or within ``NEAR_PERSON`` of a person; people stay where the scene put them;
 * ``located o loc`` (internal): the location whose anchor ``o`` stands on or in, through any chain
@@ -36,6 +38,7 @@ NEAR_PERSON = 0.8      # m from the base centre to a person's centre (navigate s
 ON_TOLERANCE = 0.03    # m between an object's bottom and a surface it rests on
 OPENED_FRACTION = 0.6  # of a joint's range: a robot arm fits through (PhysicsWorld.is_open)
 PERSON_HOLD = 0.25     # m from a person's hand to the centre of an object their grip holds
+WARM_C = 50.0          # °C from which a liquid counts as warm (a warm drink; room temperature is 20)
 
 Atom = tuple[str, ...]
 
@@ -90,6 +93,16 @@ def _container_of(world: PhysicsWorld, skills: Skills, obj: str) -> Optional[str
         if size[0] * size[1] < area:
             best, area = name, float(size[0] * size[1])
     return best
+
+
+def resting_place(world: PhysicsWorld, skills: Skills, obj: str) -> Optional[tuple[str, str]]:
+    """("in", container) or ("on", support) for what holds ``obj`` now, as ``read_relations``
+    finds it (a container first); None when it is held or rests on nothing the world knows."""
+    container = _container_of(world, skills, obj)
+    if container is not None:
+        return "in", container
+    support = _support_of(world, obj, _touching(world))
+    return ("on", support) if support is not None else None
 
 
 def _support_of(world: PhysicsWorld, obj: str, touching: dict[str, set[str]]) -> Optional[str]:
@@ -174,6 +187,8 @@ def read_relations(world: PhysicsWorld, skills: Skills, scene: Scene, anchors: A
             if litres > 0:
                 atoms.add(("liquid_in", liquid, container))
                 holder[liquid] = container
+                if world.temperature(liquid) >= WARM_C:
+                    atoms.add(("liquid_warm", liquid))
     people = {n: loc for n, t in world.things.items() if t.kind == ThingKind.AGENT
               for loc in [scene.location_of(n)] if loc}
     for person, loc in people.items():

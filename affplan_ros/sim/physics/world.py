@@ -62,6 +62,7 @@ from affplan_ros.sim.physics.robot import (
 )
 
 TIMESTEP = 0.002
+ROOM_C = 20.0             # °C: what every liquid starts at (and stays at until something heats it)
 STANDOFF = 0.10           # free space between the base and the front of the furniture it stands at
 PACK_GAP = 0.03           # free space between objects packed on a surface
 FRONT_MARGIN = 0.04       # objects keep this far from a furniture top's front edge
@@ -139,6 +140,9 @@ class PhysicsWorld:
         self.spec = spec
         self.warnings = warnings
         self.liquids: dict[str, dict[str, float]] = {}     # container -> liquid -> litres
+        # liquid -> °C, only for liquids something heated (the rest are at ROOM_C); kept by the
+        # liquid's name, so it goes with the liquid when it is poured. Nothing cools within a run.
+        self.temperatures: dict[str, float] = {}
         self.closed_lids: set[str] = set()                 # containers whose lid is on (not bodies)
         self.grips: dict[str, str] = {}                    # object -> the person whose hand holds it
         # States no body shows, changed only by the motion (or the contact) that causes them.
@@ -211,6 +215,10 @@ class PhysicsWorld:
 
     def has_site(self, name: str) -> bool:
         return mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SITE, name) >= 0
+
+    def temperature(self, liquid: str) -> float:
+        """°C of a liquid now."""
+        return self.temperatures.get(liquid, ROOM_C)
 
     # -- contacts ----------------------------------------------------------------------------
     def refresh_contacts(self) -> None:
