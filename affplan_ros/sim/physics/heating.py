@@ -96,7 +96,7 @@ def _heat_liquid(sk: Skills, liquid: str, container: str, heater: str) -> SkillR
         return sk._fail(HeatFailure.DOOR_OPEN, f"{appliance}'s door is open ({w.qpos(thing.joint):.2f} of "
                         f"{thing.joint_open:.2f} rad): a {thing.class_name} does not run with its door open, so "
                         f"{liquid} stayed at {w.temperature(liquid):.0f} °C", **press.details)
-    return _run(sk, liquid, container, appliance, model)
+    return _run(sk, liquid, container, appliance, model, press.details)
 
 
 def _appliance(sk: Skills, heater: str) -> str | SkillResult:
@@ -144,7 +144,7 @@ def _where(sk: Skills, obj: str) -> str:
     return f"{obj} {'stands on' if place[0] == 'on' else 'is in'} {place[1]}"
 
 
-def _run(sk: Skills, liquid: str, container: str, appliance: str, model: HeaterModel) -> SkillResult:
+def _run(sk: Skills, liquid: str, container: str, appliance: str, model: HeaterModel, press: dict) -> SkillResult:
     """Let the appliance run for the time set for the amount, stepping the physics; warm the
     container's liquids only while the physics has the container where it heats."""
     w = sk.world
@@ -167,7 +167,7 @@ def _run(sk: Skills, liquid: str, container: str, appliance: str, model: HeaterM
                 warmer = w.temperature(name) + model.power_w * chunk / joules_per_k
                 w.temperatures[name] = min(warmer, BOILING_C)
     end_c = w.temperature(liquid)
-    details = dict(ran_s=ran, heated_s=heated, start_c=start_c, end_c=end_c)
+    details = dict(press, appliance=appliance, ran_s=ran, heated_s=heated, start_c=start_c, end_c=end_c)
     if end_c >= WARM_C:
         return sk._ok(**details)
     if heated == 0.0:

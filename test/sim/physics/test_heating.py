@@ -34,8 +34,8 @@ liquid_in milk:0 pan:0
 """
 
 
-def skills_in(relations: str, robot_at: str) -> tuple[Skills, object]:
-    scene = parse_scene_text(kitchen(relations, robot_at))
+def skills_in(relations: str, robot_at: str, extra: str = "") -> tuple[Skills, object]:
+    scene = parse_scene_text(kitchen(relations, robot_at, extra))
     return Skills(build_world(scene)), scene
 
 
@@ -51,6 +51,7 @@ def test_water_in_a_cup_in_the_shut_microwave_gets_warm_once_its_button_is_press
     result = heat_liquid(sk, "water0", "cup0", "microwave0")
     assert result.success, result.reason
     assert result.details["heated_s"] == result.details["ran_s"] <= HEATERS["microwave"].max_run_s
+    assert result.details["travel"] >= 0.6 * BUTTON_TRAVEL    # the button went in under the fingers
     assert w.temperature("water0") >= WARM_C and w.sim_seconds - sim0 >= result.details["ran_s"]
     assert warm(sk, scene) == {"water0"}                      # read back from the world's temperature
     assert w.qpos("microwave0/button") < 0.2 * BUTTON_TRAVEL  # the spring pushed the button out again
@@ -83,7 +84,7 @@ def test_a_pan_warms_milk_only_standing_on_the_stove():
     sk, scene = skills_in("on pan:0 stove:0\nliquid_in milk:0 pan:0", "stove0")
     on_hob = heat_liquid(sk, "milk0", "pan0", "pan0")
     assert on_hob.success, on_hob.reason
-    assert warm(sk, scene) == {"milk0"} and sk.world.temperature("milk0") <= 100.0
+    assert on_hob.details["appliance"] == "stove0" and warm(sk, scene) == {"milk0"}
 
 
 def test_every_heating_appliance_has_a_start_button_and_a_thermal_model():
@@ -116,3 +117,13 @@ def test_planned_warming_of_milk_in_a_pot_on_the_stove_through_the_executor():
     assert result.success, result.failure
     assert ex.goal_reached(goal) and ("on", "pot0", "stove0") in ex.relations()
     assert ex.world.temperature("milk0") >= WARM_C
+
+
+def test_with_both_hands_full_the_button_is_not_pressed_and_nothing_warms():
+    sk, scene = skills_in("on cup:0 stove:0\nliquid_in water:0 cup:0\non apple:0 counter:0\non apple:1 counter:0",
+                          "stove0", "apple:0 apple:1")
+    for held in ("apple0", "apple1"):
+        assert sk.start_holding(held).success
+    result = heat_liquid(sk, "water0", "cup0", "stove0")
+    assert not result.success and result.code == FailureCode.HAND_FULL and "stove0's button" in result.reason
+    assert sk.world.temperature("water0") == ROOM_C and warm(sk, scene) == set()
