@@ -88,6 +88,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", default=None, help="task to run instead of the sample one")
     p.add_argument("--physics", action="store_true",
                    help="the simulated robot is the MuJoCo physics world: every step a motion judged by physics")
+    p.add_argument("--video", metavar="FILE.mp4",
+                   help="(with --physics) record the run: a view from above beside the annotated head camera, the "
+                        "step as a caption (MP4), and a contact sheet of the steps beside it (.png)")
     p.set_defaults(func=_cmd_demo)
 
     p = sub.add_parser("up", help="bring the node suite up on this machine",

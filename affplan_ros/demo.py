@@ -5,27 +5,60 @@ DDS; ``make demo-physics`` adds ``--physics``: the robot is the MuJoCo world) an
 ask`` with the sample task of ``config/demo.yaml``: the language backend picks tools round by
 round (Explore, then Plan), the goal is checked (syntax, Prolog) and corrected, Fast Downward
 plans, the executor runs every step on the simulated robot.
+
+``--video FILE.mp4`` (with ``--physics``; ``make demo-video``): sim_world records the run (a view
+from above beside the annotated head camera, the step as a caption) and a contact sheet of the
+steps (FILE.png). After the task the demo asks sim_world to finish the file and waits while the
+rest renders (at most ``VIDEO_FINISH_S``); on Ctrl-C the stopping node finishes it with what it
+rendered. Either way the demo then reads the file back and says where it is and how long.
 """
 from __future__ import annotations
 
 import argparse
 import os
 import random
+import sys
+import time
+from pathlib import Path
+from typing import Optional
 
 import yaml
 
 from affplan_ros.env import config_file
 
+VIDEO_FINISH_S = 240.0    # the longest the demo waits for sim_world to render the rest of the video
+VIDEO_POLL_S = 0.5        # between two asks whether the video is finished
+VIDEO_PROGRESS_S = 5.0    # between two progress lines while it renders
+
+
+def video_path(args: argparse.Namespace) -> Optional[Path]:
+    """The video file the demo was asked for, absolute (the nodes run elsewhere); None if none.
+    ValueError when it cannot be written."""
+    if not getattr(args, "video", None):
+        return None
+    path = Path(args.video).expanduser().resolve()
+    if not args.physics:
+        raise ValueError("--video records the physics world: add --physics")
+    if path.suffix.lower() != ".mp4":
+        raise ValueError(f"--video {args.video}: the file name must end in .mp4")
+    if not path.parent.is_dir():
+        raise ValueError(f"--video {args.video}: there is no folder {path.parent}")
+    return path
+
 
 def run_demo(args: argparse.Namespace) -> int:
     # Heavy imports here, not at module level: `affplan --help` stays instant.
-    from affplan_ros.action import ExecuteTask
     from affplan_ros.launch_xml import LaunchError
     from affplan_ros.launcher import NodeStartError
     from affplan_ros.llm.config import CONFIGURE_HELP
     from affplan_ros.suite import backend_label, start_suite
-    from affplan_ros.task_client import Person, SuiteClient, Transcript, print_result
+    from affplan_ros.task_client import SuiteClient, Transcript
 
+    try:
+        video = video_path(args)
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     path = config_file("demo.yaml")
     config = yaml.safe_load(path.read_text(encoding="utf-8"))
     task = args.task or config["task"]
@@ -39,28 +72,100 @@ def run_demo(args: argparse.Namespace) -> int:
         say.more(CONFIGURE_HELP + " for requests it does not understand")
     launch_args = {"time_scale": str(config.get("time_scale", 0.25)),
                    "scenario": str(path.parent / config.get("scenario", "scenarios/kitchen.yaml")),
-                   "physics": "true" if args.physics else "false"}
+                   "physics": "true" if args.physics else "false", "video": str(video or "")}
+    if video:
+        # The video renders the head camera itself; nobody in the demo listens to the camera
+        # topics, whose frames would take the CPU the video needs.
+        launch_args["camera_rate_hz"] = "0"
     try:
         # The sample task runs the same way on every machine: nothing learned earlier changes it.
         suite = start_suite("sim", launch_args, shared_params={"knowledge_file": ""})
     except (LaunchError, NodeStartError) as exc:
         say("error", f"the suite did not start: {exc}")
         return 1
-    with suite:
-        say("suite", f"{len(suite.processes)} nodes up in {suite.seconds:.1f} s, each its own process "
-                     f"({', '.join(p.name for p in suite.processes)}; ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']})")
-        say.more(f"simulated world: {config.get('scenario')}"
-                 + (" as MuJoCo physics (every step a motion)" if args.physics else " (symbolic)"))
-        with SuiteClient("/affplan", "affplan_demo") as client:
-            outcome = client.run_task(task, say, person=Person(say, "yes"), timeout=300.0)
-            if outcome is None:
-                return 1
-            print_result(say, outcome)
-            if outcome.result.stop_reason == ExecuteTask.Result.STOP_REJECTED:
-                say.more("nothing was planned or executed; " + CONFIGURE_HELP)
-                return 2
-            show_memory(client, say)
-            return 0 if outcome.result.success else 1
+    code = 1
+    try:
+        with suite:
+            say("suite", f"{len(suite.processes)} nodes up in {suite.seconds:.1f} s, each its own process "
+                         f"({', '.join(p.name for p in suite.processes)}; "
+                         f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']})")
+            say.more(f"simulated world: {config.get('scenario')}"
+                     + (" as MuJoCo physics (every step a motion)" if args.physics else " (symbolic)"))
+            if video:
+                say.more(f"recording {video}")
+            with SuiteClient("/affplan", "affplan_demo") as client:
+                code = run_task(client, say, task)
+                if video:
+                    finish_video(client, say)
+    except KeyboardInterrupt:
+        say("stopped", "Ctrl-C: the suite is stopped" + ("; the video keeps what was rendered" if video else ""))
+        code = 130
+    if video:
+        report_video(say, video)
+    return code
+
+
+def run_task(client, say, task: str) -> int:
+    """The task through the suite, its transcript and the memory after it; the exit status."""
+    from affplan_ros.action import ExecuteTask
+    from affplan_ros.llm.config import CONFIGURE_HELP
+    from affplan_ros.task_client import Person, print_result
+
+    outcome = client.run_task(task, say, person=Person(say, "yes"), timeout=300.0)
+    if outcome is None:
+        return 1
+    print_result(say, outcome)
+    if outcome.result.stop_reason == ExecuteTask.Result.STOP_REJECTED:
+        say.more("nothing was planned or executed; " + CONFIGURE_HELP)
+        return 2
+    show_memory(client, say)
+    return 0 if outcome.result.success else 1
+
+
+def finish_video(client, say, limit_s: float = VIDEO_FINISH_S) -> None:
+    """Ask sim_world to finish the video and wait while the rest renders (at most ``limit_s``)."""
+    from std_srvs.srv import Trigger
+
+    started = time.monotonic()
+    last_said = started - VIDEO_PROGRESS_S  # the first progress line at once
+    while True:
+        got, error = client.call(Trigger, "finish_video", Trigger.Request())
+        if got is None:
+            say("video", f"sim_world did not answer ({error}); stopping it finishes the file")
+            return
+        if got.success:
+            say("video", f"finished: {got.message}")
+            return
+        now = time.monotonic()
+        if now - started > limit_s:
+            say("video", f"still {got.message} after {limit_s:.0f} s; stopping sim_world finishes the file with "
+                         "what it rendered")
+            return
+        if now - last_said >= VIDEO_PROGRESS_S:
+            say("video", got.message)
+            last_said = now
+        time.sleep(VIDEO_POLL_S)
+
+
+def report_video(say, path: Path) -> None:
+    """Where the video and its contact sheet are, read back from the file: frames and length."""
+    import av
+
+    if not path.is_file():
+        say("video", f"no video was written at {path} (sim_world's log says why)")
+        return
+    try:
+        with av.open(str(path)) as container:
+            stream = container.streams.video[0]
+            frames = stream.frames or sum(1 for _ in container.decode(video=0))
+            seconds = float(stream.duration * stream.time_base) if stream.duration else 0.0
+            size = f"{stream.width}x{stream.height}"
+    except (av.error.FFmpegError, IndexError) as exc:
+        say("video", f"{path} cannot be read: {exc}")
+        return
+    sheet = path.with_suffix(".png")
+    say("video", f"{path}: {frames} frames of {size}, {seconds:.1f} s, {path.stat().st_size / 1e6:.1f} MB")
+    say.more(f"contact sheet: {sheet}" if sheet.is_file() else "no contact sheet (no frame was rendered)")
 
 
 def show_memory(client, say) -> None:

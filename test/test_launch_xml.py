@@ -29,11 +29,11 @@ def test_arguments_override_and_substitute(tmp_path):
                                              "physics": "true"})
     sim = desc.node("sim_world")
     assert sim.namespace == "/robot1" and sim.params == {"scenario": "/x.yaml", "time_scale": "0", "physics": "true",
-                                                         "camera_rate_hz": "2.0"}
+                                                         "camera_rate_hz": "2.0", "video": ""}
     own = sim.ros_args()[-1]                             # the node's own parameters come last and win
     assert yaml.safe_load(open(own)) == {
         "/robot1/sim_world": {"ros__parameters": {"scenario": "/x.yaml", "time_scale": 0, "physics": True,
-                                                  "camera_rate_hz": 2.0}}}
+                                                  "camera_rate_hz": 2.0, "video": ""}}}
     assert parse_launch(launch_file("sim")).node("sim_world").params["physics"] == "false"  # symbolic by default
     assert sim.args == ["--ros-args", "--log-level", "info"] and sim.params_files[0].endswith("config/sim.yaml")
     assert desc.args["time_scale"][0] == "0"
@@ -63,7 +63,8 @@ def test_single_process_composition_keeps_every_parameter(tmp_path):
     sim = yaml.safe_load(open(files[1]))
     assert sim == {"/affplan/sim_world": {"ros__parameters": {"scenario": sim["/affplan/sim_world"]["ros__parameters"]
                                                              ["scenario"], "time_scale": 0,
-                                                             "physics": False, "camera_rate_hz": 2.0}}}
+                                                             "physics": False, "camera_rate_hz": 2.0,
+                                                             "video": ""}}}
 
 
 def test_a_recovery_scenario_is_also_the_robot_model_of_every_node():

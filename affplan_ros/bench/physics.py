@@ -9,11 +9,14 @@ the real-time factor (simulated seconds per wall second of execution, IK and Pyt
 
 Case loading, the desired goal and planning are bench.plan's functions (one source of truth).
 Each case has a wall-time limit (``--case-time-limit``), checked between steps: a case out of
-time is recorded as ``timeout``. Writes results.json, summary.md and physics_bench.png to --out.
+time is recorded as ``timeout``. Writes results.json, summary.md and physics_bench.png to --out;
+with ``--video DIR`` also a video and a contact sheet per case into DIR, the sheets shown in
+summary.md.
 """
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from pathlib import Path
@@ -52,8 +55,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help="wall seconds per case, world building, planning and execution together "
                              "(default: %(default)s)")
     parser.add_argument("--video", metavar="DIR", help="also write a video of each case into DIR (<set>_<index>.mp4: "
-                                                       "a view from above and the head camera, the step as a caption; "
-                                                       "rendering slows the run, so its timings are not comparable)")
+                                                       "a view from above and the annotated head camera, the step as a "
+                                                       "caption) and its contact sheet (<set>_<index>.png, shown in "
+                                                       "summary.md); rendering slows the run, so its timings are not "
+                                                       "comparable")
     output_option(parser, "physics")
     jobs_option(parser, "cases in parallel (processes; default: min(2, CPUs))")
 
@@ -89,7 +94,7 @@ def run(args: argparse.Namespace) -> int:
     report = build_report(results, cfg["sets"], worker, cfg["data"], time.monotonic() - t0)
     print(f"success {rate(report['totals']['success'], report['totals']['cases'])}, median real-time factor "
           f"{report['totals']['median_rtf']}, failures by cause {report['totals']['causes']}", flush=True)
-    save(out, report, summary_markdown(report), plot=("physics_bench.png", lambda p: write_plot(report, p)))
+    save(out, report, summary_markdown(report, out), plot=("physics_bench.png", lambda p: write_plot(report, p)))
     return 0
 
 
@@ -113,7 +118,8 @@ def _empty(case: dict) -> dict:
             "desired_goal": case["desired_goal"].strip(), "plan_status": None, "plan": [], "steps": 0,
             "steps_executed": 0, "executed": False, "success": False, "goal_holds": False, "failed_step": None,
             "cause": None, "failure": None, "sim_seconds": 0.0, "wall_seconds": 0.0, "execute_wall_seconds": 0.0,
-            "real_time_factor": None, "physics_rtf": None, "world_warnings": [], "notes": [], "error": None}
+            "real_time_factor": None, "physics_rtf": None, "world_warnings": [], "notes": [], "error": None,
+            "video": None}
 
 
 def _failed(r: dict) -> None:
@@ -184,6 +190,8 @@ def _run_case(case: dict, r: dict) -> None:
     finally:
         if video is not None:
             video.close()
+            r["video"] = {"file": str(video.path), "sheet": str(video.sheet) if video.sheet.is_file() else None,
+                          "frames": video.frames, "dropped": video.dropped, "error": video.error or None}
     r["execute_wall_seconds"] = round(time.monotonic() - t_exec, 3)
     r["sim_seconds"] = round(world.sim_seconds - sim0, 3)
     if r["execute_wall_seconds"] > 0 and r["sim_seconds"] > 0:
@@ -245,7 +253,8 @@ CAUSES = {
 }
 
 
-def summary_markdown(report: dict) -> str:
+def summary_markdown(report: dict, out: Path | None = None) -> str:
+    """The report as Markdown; the contact sheets' links relative to ``out`` (summary.md's folder)."""
     t = report["totals"]
     L = ["# Physics execution of the oracle plans (`affplan bench physics`)\n",
          f"- data: `{report['data']}`; goal: the desired goal (oracle), planned by Fast Downward "
@@ -272,7 +281,23 @@ def summary_markdown(report: dict) -> str:
         L.append(f"- **{r['set']}#{r['index']}** {r['task']!r}: {r['cause']}, after {r['steps_executed']}/"
                  f"{r['steps']} steps" + (f", at `{r['failed_step']}`" if r["failed_step"] else ""))
         L.append(f"  - {f.get('what', '')}" + (f"; why: {f['why']}" if f.get("why") else ""))
+    L += _contact_sheets(report["cases"], out)
     return "\n".join(L) + "\n"
+
+
+def _contact_sheets(cases: Sequence[dict], out: Path | None) -> list[str]:
+    """Each case's contact sheet (the first frame of every step), when --video wrote one."""
+    shown = [r for r in cases if (r.get("video") or {}).get("sheet")]
+    if not shown:
+        return []
+    L = [f"\n## Contact sheets ({len(shown)}: the first frame of every step; the videos beside them)\n"]
+    for r in shown:
+        sheet = r["video"]["sheet"]
+        link = os.path.relpath(sheet, out) if out is not None else sheet
+        L.append(f"**{r['set']}#{r['index']}** {r['task']!r}: {'success' if r['success'] else r['cause']}, "
+                 f"{r['video']['frames']} frames ([video]({Path(link).with_suffix('.mp4').as_posix()}))\n")
+        L.append(f"![{r['set']}#{r['index']}]({Path(link).as_posix()})\n")
+    return L
 
 
 def write_plot(report: dict, path: Path) -> None:

@@ -18,11 +18,19 @@ With ``physics:=true`` the world is a MuJoCo physics world built from the same s
 (sim/physics/served.py): a skill goal runs the step's motions, and the physics state, not the
 planner's model, says whether it worked; the camera reads what it sees from the physics too.
 
+With ``video`` set (physics only), the world is recorded while it moves: an MP4 of a view from
+above beside the annotated head camera, the step as a caption, and a contact sheet beside it
+(.png). ``finish_video`` (std_srvs/Trigger) stops recording and finishes the file without
+waiting: it answers success=false while frames are still rendering, true once the file is
+complete. A node that stops finishes it too, dropping what is not rendered within
+``VIDEO_STOP_S`` (its supervisor kills it 10 s after asking it to stop).
+
 ``reset_world`` (std_srvs/Trigger) puts the world back as the scenario starts (with
 ResetMemory, a fresh start for tests and benchmarks without restarting anything).
 """
 from __future__ import annotations
 
+import os
 import time
 from functools import partial
 
@@ -62,6 +70,9 @@ IMAGE_WIDTH, IMAGE_HEIGHT = 640, 480
 
 CAMERA_FRAME = "head_camera_optical"  # the physics camera's frames (z forward, x right, y down)
 
+VIDEO_FPS = 5.0       # frames per simulated second of the physics video
+VIDEO_STOP_S = 6.0    # a stopping node renders what is queued this long, then finishes the file
+
 # Seconds a real robot would take per skill, before time_scale.
 DURATIONS = {"Navigate": 4.0, "Grasp": 3.0, "Place": 2.5, "Pour": 4.0, "Handover": 3.0,
              "Wipe": 6.0, "Open": 3.0, "Close": 2.5, "Skill": 4.0}
@@ -80,6 +91,9 @@ PARAMS = (
           "camera/depth/image_raw, camera/camera_info, camera/pose (0 = none)", minimum=0),
     Param("camera_width", 320, "physics: camera image width, pixels", minimum=16),
     Param("camera_height", 240, "physics: camera image height, pixels", minimum=16),
+    Param("video", "", "physics: record the run into this MP4 file (absolute path; a view from above beside "
+          "the annotated head camera, the step as a caption) and a contact sheet beside it (.png); "
+          "'' = none. Finished by the finish_video service or when the node stops"),
 )
 
 
@@ -96,8 +110,11 @@ class SimWorldNode(Node):
             if p.physics and loaded.recovery is not None:
                 raise ValueError(f"{path} is a recovery scenario: its hidden rules are symbolic, the physics "
                                  "world cannot enforce them (run it with physics:=false)")
+            if p.video and not p.physics:
+                raise ValueError(f"video {p.video!r}: only the physics world is recorded (physics:=true)")
             if p.physics:
-                self.sim = self._physics_world(scene, load_oam(p.oam_file or None), agents_for_scene(scene, profiles))
+                self.sim = self._physics_world(scene, load_oam(p.oam_file or None), agents_for_scene(scene, profiles),
+                                               p.video)
             elif loaded.recovery is not None:
                 # A recovery scenario: its hidden rules hold in this world, and a failed skill
                 # reports the structured observation (violated literals, observed facts).
@@ -132,17 +149,23 @@ class SimWorldNode(Node):
                                       p.camera_height, on_error=self.get_logger().error)
         serve(self, Observe, "observe", self._on_observe, group)
         serve(self, Trigger, "reset_world", self._on_reset, group)
+        serve(self, Trigger, "finish_video", self._on_finish_video, group)
         self.get_logger().info(f"simulated world from {path}: {len(self.world.task.object_types)} objects, "
                                f"{len(self._skill_servers)} skill servers, "
                                + ("physics (MuJoCo)" if p.physics else f"time_scale {self.time_scale}"))
 
-    def _physics_world(self, scene, oam, agents):
+    def _physics_world(self, scene, oam, agents, video_path: str):
         # Imported here: MuJoCo and mink load only when the physics world is asked for.
         from affplan_ros.sim.physics.executor import PhysicsExecutor
         from affplan_ros.sim.physics.served import PhysicsSkillWorld
+        from affplan_ros.sim.physics.video import RunVideo
 
-        world = PhysicsSkillWorld(lambda: PhysicsExecutor(scene, oam=oam, agents=agents, robot=self.robot))
-        self.get_logger().info(f"physics world built in {world.build_seconds:.1f} s")
+        if video_path and not os.path.isabs(video_path):
+            raise ValueError(f"video {video_path!r}: give an absolute path (a node's working folder is not yours)")
+        video = RunVideo(video_path, fps=VIDEO_FPS, on_error=self.get_logger().error) if video_path else None
+        world = PhysicsSkillWorld(lambda: PhysicsExecutor(scene, oam=oam, agents=agents, robot=self.robot), video)
+        self.get_logger().info(f"physics world built in {world.build_seconds:.1f} s"
+                               + (f"; recording {video_path}" if video else ""))
         for warning in world.warnings:
             self.get_logger().warn(f"physics world: {warning}")
         return world
@@ -214,7 +237,31 @@ class SimWorldNode(Node):
     def destroy_node(self):
         if self.stream is not None:
             self.stream.stop()
+        if self._video is not None:
+            self._video.close(VIDEO_STOP_S)
         return super().destroy_node()
+
+    @property
+    def _video(self):
+        """The physics world's recording, if any (none for the symbolic world)."""
+        return getattr(getattr(self, "sim", None), "video", None)
+
+    def _on_finish_video(self, _request, response):
+        """Stop recording and finish the file; never waits (call again until success)."""
+        video = self._video
+        if video is None:
+            response.success, response.message = False, "no video is recorded (parameter video is empty)"
+            return response
+        video.finish()
+        response.success = video.done
+        if not video.done:
+            response.message = f"rendering: {video.pending} frame(s) left, {video.frames} done"
+        elif video.error:
+            response.message = f"error: {video.error}"
+        else:
+            response.message = (f"{video.frames} frames ({video.seconds:.1f} s) of {video.simulated_seconds:.1f} s "
+                                "of simulated motion" + (f", {video.dropped} dropped" if video.dropped else ""))
+        return response
 
     def _on_reset(self, _request, response):
         self.world.reset()  # waits for a running skill's effect (the world's lock)

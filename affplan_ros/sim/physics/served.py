@@ -9,6 +9,9 @@ state and does not see into a closed container.
 One lock serialises everything: MuJoCo's data is not thread-safe, and a real robot does one
 motion at a time too. A step, once started, runs to its end (seconds of wall time at tens of
 times real speed); a cancel is honoured before it starts.
+
+Given a :class:`RunVideo`, the world is recorded while it moves (every world a reset builds
+too), each step's name as the caption.
 """
 from __future__ import annotations
 
@@ -23,6 +26,7 @@ from affplan_ros.core.planning.planner import PlanStep
 from affplan_ros.sim.physics.camera import CameraFrame, HeadCamera, aim_point, head_angles
 from affplan_ros.sim.physics.control import RobotControl
 from affplan_ros.sim.physics.executor import PhysicsExecutor
+from affplan_ros.sim.physics.video import RunVideo
 from affplan_ros.sim.world import Candidate, Outcome
 
 
@@ -31,13 +35,25 @@ class PhysicsSkillWorld:
     ``task``, ``lock``, ``execute(candidates)``, ``reset()``; and the camera's: ``scene``,
     ``observe``, ``location_of_robot``)."""
 
-    def __init__(self, make_executor: Callable[[], PhysicsExecutor]):
-        self._make = make_executor
+    def __init__(self, make_executor: Callable[[], PhysicsExecutor], video: Optional[RunVideo] = None):
+        self._make_executor = make_executor
+        self.video = video
         # Re-entrant: sim_world's camera holds it around observe(), which takes it too.
         self.lock = threading.RLock()
         started = time.monotonic()
-        self.executor = make_executor()
+        self.executor = self._make()
         self.build_seconds = time.monotonic() - started
+
+    def _make(self) -> PhysicsExecutor:
+        executor = self._make_executor()
+        if self.video is not None:
+            self.video.attach(executor.world)
+            executor.on_step = self._caption
+        return executor
+
+    def _caption(self, text: str) -> None:
+        if self.video is not None:
+            self.video.caption = text
 
     @property
     def task(self):
@@ -86,6 +102,7 @@ class PhysicsSkillWorld:
             if thing is None or thing.body_id < 0:
                 return False
             pan, tilt = head_angles(ex.world, aim_point(ex.world, thing.name))
+            self._caption(f"look at {location}")
             return RobotControl(ex.world).follow([{"head_pan": pan, "head_tilt": tilt}]).ok
 
 
