@@ -20,14 +20,14 @@ def test_bench_physics_writes_results_summary_and_plot(shared_datasets, tmp_path
     out = tmp_path / "physics"
     data = shared_datasets / "autogpt_p" / "autogpt_p" / "data"
     # #9: open the fridge, take the tomato out of the bowl, put it in the fridge (succeeds);
-    # #11: store the tissue in the box (12 x 12 cm lying flat, no rim, no handle: too large for
-    # the gripper, must fail, not pretend); #16: one move.
+    # #28: clear the counter (the watering can, 18 cm across, no rim, no handle the gripper takes:
+    # too large for the gripper, must fail, not pretend); #16: one move.
     code = main(["bench", "physics", "--data", str(data), "--set", "simple_task", "--case", "simple_task#9",
-                 "--case", "simple_task#11", "--case", "simple_task#16", "--jobs", "1", "--out", str(out)])
+                 "--case", "simple_task#28", "--case", "simple_task#16", "--jobs", "1", "--out", str(out)])
     assert code == 0
     report = json.loads((out / "results.json").read_text())
     cases = {c["index"]: c for c in report["cases"]}
-    assert set(cases) == {9, 16, 11}
+    assert set(cases) == {9, 16, 28}
     for c in cases.values():
         for key in ("success", "failed_step", "cause", "steps_executed", "sim_seconds", "wall_seconds",
                     "real_time_factor", "plan"):
@@ -35,10 +35,10 @@ def test_bench_physics_writes_results_summary_and_plot(shared_datasets, tmp_path
     ok = cases[9]
     assert ok["success"] and ok["goal_holds"] and ok["steps_executed"] == ok["steps"] >= 4
     assert ok["sim_seconds"] > 10 and ok["real_time_factor"] > 5
-    tissue = cases[11]
-    assert not tissue["success"] and tissue["cause"] == "too_large"
-    assert tissue["failed_step"].startswith("grasp robot0 tissue0")
-    assert "12 cm" in tissue["failure"]["why"]
+    can = cases[28]
+    assert not can["success"] and can["cause"] == "too_large"
+    assert can["failed_step"].startswith("grasp robot0 watering_can0")
+    assert "18 cm" in can["failure"]["why"]
     assert cases[16]["success"] and cases[16]["steps_executed"] == 1
     totals = report["totals"]
     assert totals["cases"] == 3 and totals["success"] == 2 and totals["causes"] == {"too_large": 1}

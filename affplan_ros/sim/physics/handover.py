@@ -37,6 +37,7 @@ REACH_SECONDS = 0.6   # s the person takes to move a held object to where they h
 # (clear of their body, a 0.22 m capsule, with the fingers round the object; within their reach),
 # then heights around a standing person's hand.
 _ALONG = (0.40, 0.48, 0.56, 0.34)
+OFFER_TURNS = (0.0, pi, pi / 2, -pi / 2)   # rad the hand may turn about the vertical to offer what it holds
 _HEIGHTS = (0.0, 0.1, -0.1)
 
 
@@ -53,13 +54,16 @@ def _handover(sk: Skills, obj: str, person: str) -> SkillResult:
     side = sk.holding(obj)
     if side is None:
         return sk._fail(FailureCode.NOT_HELD, f"the robot does not hold {obj}")
+    if len(w.touching_geoms(obj, sk._pads(side))) < 2:
+        sk.held[side] = None
+        return sk._fail(FailureCode.SLIPPED, f"{obj} is no longer between the fingers (dropped on the way; it "
+                        f"touches {', '.join(sorted(x or 'the floor' for x in w.contacts(obj))) or 'nothing'})")
     gap = _gap(w, person_xy)
     if gap > ROBOT_REACH:
         return _too_far(sk, person, gap)
-    base = w.base_pose()
     tcp, rot, _ = w.site(f"{side}_tcp")
     offset = w.position(obj) - tcp          # where the object hangs from the hand, kept as it is
-    plan = _offer_pose(sk, side, person_xy, np.array([base.x, base.y]), offset, rot)
+    plan = _offer_pose(sk, side, person_xy, offset, rot)
     if plan is None:
         return sk._fail(FailureCode.UNREACHABLE, f"no arm pose holds {obj} out within {person}'s reach "
                         f"({gap:.2f} m apart; IK finds no solution)", distance=gap)
@@ -88,17 +92,23 @@ def _handover(sk: Skills, obj: str, person: str) -> SkillResult:
     return sk._ok(side=side, meet=meet)
 
 
-def _offer_pose(sk: Skills, side: str, person_xy: np.ndarray, base_xy: np.ndarray, offset: np.ndarray,
+def _offer_pose(sk: Skills, side: str, person_xy: np.ndarray, offset: np.ndarray,
                 rot: np.ndarray) -> Optional[tuple[np.ndarray, dict[str, float]]]:
     """The first meeting point (the object's centre) within the person's reach that the arm
-    reaches with the hand's present orientation, and the joints that put it there."""
+    reaches from where the base stands, with the hand's present orientation, and the joints that
+    put it there."""
     w = sk.world
     base = w.base_pose()
     seed = sk.control.joints()
-    for meet in _meeting_points(person_xy, base_xy):
-        r = sk._solve(side, w.to_base_frame(meet - offset, base), w.rotation_to_base(rot, base), seed)
-        if r.success:
-            return meet, r.joints
+    for meet in _meeting_points(person_xy, np.array([base.x, base.y])):
+        # The hand as it is, then turned about the vertical (what it holds turns with it: a
+        # plate held by its rim may be offered with its middle on the far side of the hand).
+        for turn in OFFER_TURNS:
+            c, s_ = cos(turn), sin(turn)
+            rz = np.array([[c, -s_, 0.0], [s_, c, 0.0], [0.0, 0.0, 1.0]])
+            r = sk._solve(side, w.to_base_frame(meet - rz @ offset, base), w.rotation_to_base(rz @ rot, base), seed)
+            if r.success:
+                return meet, r.joints
     return None
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import heapq
 from math import hypot
-from typing import Optional, Sequence
+from typing import Mapping, Optional, Sequence
 
 import numpy as np
 
@@ -18,19 +18,21 @@ from affplan_ros.sim.physics.world import BasePose, PhysicsWorld
 RESOLUTION = 0.05    # m per grid cell
 
 
-def clearance_field(world: PhysicsWorld, xs: np.ndarray, ys: np.ndarray, exclude: Sequence[str] = ()) -> np.ndarray:
-    """Distance from each grid point to the nearest obstacle footprint or wall."""
+def clearance_field(world: PhysicsWorld, xs: np.ndarray, ys: np.ndarray, exclude: Sequence[str] = (),
+                    wider: Optional[Mapping[str, float]] = None) -> np.ndarray:
+    """Distance from each grid point to the nearest obstacle footprint or wall; ``wider``: metres
+    more kept from the named obstacles."""
     gx, gy = np.meshgrid(xs, ys, indexing="ij")
     half = world.room_side / 2
     dist = np.minimum.reduce([half - gx, half + gx, half - gy, half + gy])
-    for _, place in world.obstacles(exclude):
-        dist = np.minimum(dist, place.distance(gx, gy))
+    for name, place in world.obstacles(exclude):
+        dist = np.minimum(dist, place.distance(gx, gy) - (wider or {}).get(name, 0.0))
     return dist
 
 
 
 def segment_clear(world: PhysicsWorld, a: tuple[float, float], b: tuple[float, float], radius: float,
-                  exclude: Sequence[str] = ()) -> Optional[str]:
+                  exclude: Sequence[str] = (), wider: Optional[Mapping[str, float]] = None) -> Optional[str]:
     """The first obstacle a disc of ``radius`` touches moving straight from a to b, or None."""
     n = max(2, int(hypot(b[0] - a[0], b[1] - a[1]) / 0.02) + 1)
     t = np.linspace(0.0, 1.0, n)
@@ -39,21 +41,22 @@ def segment_clear(world: PhysicsWorld, a: tuple[float, float], b: tuple[float, f
     if np.any(np.abs(px) > half) or np.any(np.abs(py) > half):
         return "the wall"
     for name, place in world.obstacles(exclude):
-        if np.any(place.distance(px, py) < radius):
+        if np.any(place.distance(px, py) < radius + (wider or {}).get(name, 0.0)):
             return name
     return None
 
 
-def plan_base_path(world: PhysicsWorld, start: BasePose, goal: BasePose, radius: float,
-                   exclude: Sequence[str] = ()) -> Optional[list[BasePose]]:
+def plan_base_path(world: PhysicsWorld, start: BasePose, goal: BasePose, radius: float, exclude: Sequence[str] = (),
+                   wider: Optional[Mapping[str, float]] = None) -> Optional[list[BasePose]]:
     """Waypoints from ``start`` to ``goal`` (the last is ``goal``), or None if the goal cannot be
-    reached without touching something."""
+    reached without touching something; ``wider``: metres more kept from the named obstacles
+    on the way (not at the goal, where the base stands to work)."""
     a, b = (start.x, start.y), (goal.x, goal.y)
-    if segment_clear(world, a, b, radius, exclude) is None:
+    if segment_clear(world, a, b, radius, exclude, wider) is None:
         return [goal]
     half = world.room_side / 2
     xs = np.arange(-half, half + 1e-9, RESOLUTION)
-    free = clearance_field(world, xs, xs, exclude) >= radius
+    free = clearance_field(world, xs, xs, exclude, wider) >= radius
     n = len(xs)
 
     def cell(p: tuple[float, float]) -> tuple[int, int]:
@@ -92,7 +95,7 @@ def plan_base_path(world: PhysicsWorld, start: BasePose, goal: BasePose, radius:
     corners, i = [a], 0
     while i < len(points) - 1:
         j = len(points) - 1
-        while j > i + 1 and segment_clear(world, points[i], points[j], radius * 0.98, exclude) is not None:
+        while j > i + 1 and segment_clear(world, points[i], points[j], radius * 0.98, exclude, wider) is not None:
             j -= 1
         corners.append(points[j])
         i = j

@@ -42,7 +42,7 @@ from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, grasp_points, 
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
 from affplan_ros.sim.physics.robot import ARM_SIDES, HOME_TORSO, TORSO_JOINT, arm_joints, home_arm
-from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind, side_poses
+from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind, approach_pose, side_poses
 
 T = TypeVar("T")
 
@@ -54,6 +54,7 @@ RELEASE_GAP = 0.01      # m between the object's bottom and the support when the
 # m kept between the base and obstacles when driving: the tucked hands stick out ~6 cm past the
 # base (its radius is 0.27 m), so the disc that must stay clear is 0.34 m.
 CLEARANCE = 0.07
+PERSON_STANDOFF = 0.15   # m further from a person than from furniture the base stops (within 0.8 m: 'at' them)
 CARRY = (0.30, 0.22, 1.20)   # base-frame TCP position of a hand carrying something (y mirrored per side)
 HANDLE_REACH = 0.55      # m ahead of the base centre a handle is grasped
 HANDLE_LATERAL = (0.15, 0.0, -0.12)   # m to the grasping arm's side (mirrored per arm), tried in turn
@@ -148,6 +149,10 @@ class Skills:
                 point = self.grasp_candidates(near)[0][0].target
         if point is not None:
             lateral = place.to_local(point[0], point[1])[0]
+        if goal is None and self.world.things[location].kind == ThingKind.AGENT:
+            # A person is met a step further off than furniture: what the robot carries (a knife
+            # held across) swings round with the base as it turns to face them.
+            goal = approach_pose(self.world.things[location], self.world.spec, lateral, PERSON_STANDOFF)
         goal = goal or self.world.approach_pose(location, lateral)
         tuck = self._tuck()
         if not tuck.ok:
@@ -155,7 +160,14 @@ class Skills:
                               f"{tuck.error:.2f} from its target")
         start = self.world.base_pose()
         radius = self.world.spec.base_radius + CLEARANCE
-        path = plan_base_path(self.world, start, goal, radius)
+        # What is carried may stick out past the tucked hands (a knife held across, 1.2 m high):
+        # a path that keeps it clear of the people on the way (as tall as it is carried high),
+        # where there is one.
+        more = self._carried_reach() - radius
+        people = {n: more for n, t in self.world.things.items()
+                  if t.kind == ThingKind.AGENT and t.placement is not None}
+        path = plan_base_path(self.world, start, goal, radius, wider=people) if more > 0 and people else None
+        path = path or plan_base_path(self.world, start, goal, radius)
         if path is None:
             hit = segment_clear(self.world, (goal.x, goal.y), (goal.x, goal.y), radius)
             where = f"{hit} is too close to the place to stand" if hit else "every way there is blocked"
@@ -191,6 +203,17 @@ class Skills:
         r = self.ik.solve(side, np.array([CARRY[0], sign * CARRY[1], CARRY[2]]), top_down_rotation(yaw), seed,
                           use_torso=False)
         return {j: r.joints[j] for j in arm_joints(side)} if r.success else None
+
+    def _carried_reach(self) -> float:
+        """How far (m) from the base's centre, horizontally, what the hands hold reaches now."""
+        w, reach = self.world, 0.0
+        signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+        for obj in self.held.values():
+            if obj is not None:
+                corners = w.position(obj) + (signs * object_geometry(w.things[obj].props).half) @ w.rotation(obj).T
+                local = np.array([w.to_base_frame(c) for c in corners])
+                reach = max(reach, float(np.hypot(local[:, 0], local[:, 1]).max()))
+        return reach
 
     # -- grasp ---------------------------------------------------------------------------------
     def grasp(self, obj: str, source: Optional[str] = None, side: Optional[str] = None) -> SkillResult:

@@ -111,3 +111,17 @@ def test_a_hand_leans_to_set_a_tomato_on_a_board_at_the_back_of_the_table():
     assert result.success, result.reason
     assert result.details["lean"] > 0.2
     assert w.resting_on("tomato0", "cutting_board0") and "robot0" not in w.contacts("tomato0")
+
+
+def test_soft_things_and_a_snack_bag_as_they_lie_ready_are_taken_and_rise_with_the_hand():
+    # The object table sizes soft things as they lie ready to be taken (a folded dishcloth, a
+    # pocket pack of tissues) and SayCan's chips as single-serve bags: each has a side the
+    # fingers close across with room, and the physics shows it held and lifted.
+    for obj in ("cloth:0", "tissue:0", "jalapeno_chips:0"):
+        sk = table_scene(obj)
+        name = obj.replace(":", "")
+        width = sk.top_down_grasp(name)[0]
+        assert width <= sk.world.spec.max_aperture - 0.015, (name, width)
+        grasp_and_lift(sk, name)
+        # Still upright: the bag was not knocked over by a pad coming down on it.
+        assert sk.world.rotation(name)[2, 2] > 0.9, name
