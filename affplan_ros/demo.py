@@ -17,10 +17,12 @@ from __future__ import annotations
 import argparse
 import os
 import random
+import signal
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Optional
+from typing import Callable, Optional
 
 import yaml
 
@@ -83,7 +85,10 @@ def run_demo(args: argparse.Namespace) -> int:
     except (LaunchError, NodeStartError) as exc:
         say("error", f"the suite did not start: {exc}")
         return 1
-    code = 1
+    stop = threading.Event()
+    # Ctrl-C cancels the task (as `affplan ask` does), then the suite stops; sim_world finishes
+    # the video with what it rendered by then.
+    previous = signal.signal(signal.SIGINT, lambda *_: stop.set())
     try:
         with suite:
             say("suite", f"{len(suite.processes)} nodes up in {suite.seconds:.1f} s, each its own process "
@@ -94,24 +99,27 @@ def run_demo(args: argparse.Namespace) -> int:
             if video:
                 say.more(f"recording {video}")
             with SuiteClient("/affplan", "affplan_demo") as client:
-                code = run_task(client, say, task)
-                if video:
-                    finish_video(client, say)
-    except KeyboardInterrupt:
-        say("stopped", "Ctrl-C: the suite is stopped" + ("; the video keeps what was rendered" if video else ""))
-        code = 130
+                code = run_task(client, say, task, stop.is_set)
+                if video and not stop.is_set():
+                    finish_video(client, say, stop.is_set)
+            if stop.is_set():
+                say("stopped", "Ctrl-C: the suite stops" + ("; the video keeps what was rendered" if video else ""))
+                code = 130
+    finally:
+        signal.signal(signal.SIGINT, previous)
     if video:
         report_video(say, video)
     return code
 
 
-def run_task(client, say, task: str) -> int:
-    """The task through the suite, its transcript and the memory after it; the exit status."""
+def run_task(client, say, task: str, interrupted: Callable[[], bool]) -> int:
+    """The task through the suite, its transcript and the memory after it; the exit status
+    (``interrupted()`` true: the task is canceled)."""
     from affplan_ros.action import ExecuteTask
     from affplan_ros.llm.config import CONFIGURE_HELP
     from affplan_ros.task_client import Person, print_result
 
-    outcome = client.run_task(task, say, person=Person(say, "yes"), timeout=300.0)
+    outcome = client.run_task(task, say, person=Person(say, "yes"), timeout=300.0, interrupted=interrupted)
     if outcome is None:
         return 1
     print_result(say, outcome)
@@ -122,8 +130,9 @@ def run_task(client, say, task: str) -> int:
     return 0 if outcome.result.success else 1
 
 
-def finish_video(client, say, limit_s: float = VIDEO_FINISH_S) -> None:
-    """Ask sim_world to finish the video and wait while the rest renders (at most ``limit_s``)."""
+def finish_video(client, say, interrupted: Callable[[], bool], limit_s: float = VIDEO_FINISH_S) -> None:
+    """Ask sim_world to finish the video and wait while the rest renders (at most ``limit_s``;
+    until ``interrupted()``)."""
     from std_srvs.srv import Trigger
 
     started = time.monotonic()
@@ -137,6 +146,8 @@ def finish_video(client, say, limit_s: float = VIDEO_FINISH_S) -> None:
             say("video", f"finished: {got.message}")
             return
         now = time.monotonic()
+        if interrupted():
+            return
         if now - started > limit_s:
             say("video", f"still {got.message} after {limit_s:.0f} s; stopping sim_world finishes the file with "
                          "what it rendered")
