@@ -5,12 +5,13 @@ VENV   := .venv
 PY     := $(VENV)/bin/python
 SETUP  := $(VENV)/.stamps/complete
 
-.PHONY: setup demo demo-physics test lint test-fast llama clean distclean help
+.PHONY: setup demo demo-physics demo-video test lint test-fast llama clean distclean help
 
 help:
 	@echo "make setup   create .venv with ROS 2 (pip wheels), planners, Prolog, LLM client, detector; build interfaces"
 	@echo "make demo    run the main job on the simulated robot and print the transcript"
 	@echo "make demo-physics  the same on the MuJoCo physics world: every step a motion judged by physics"
+	@echo "make demo-video    demo-physics recorded: results/demo.mp4 (view from above + head camera) and results/demo.png"
 	@echo "make test    lint, then run all tests (unit + integration with real ROS 2 nodes; llama.cpp ones after make llama)"
 	@echo "make lint    ruff (configured in pyproject.toml): pyflakes, pycodestyle, import order, bugbear"
 	@echo "make llama   optional: llama.cpp server (compiled once, 10-25 min on 2 cores) and the small SmolLM2 model"
@@ -24,6 +25,9 @@ demo: setup
 
 demo-physics: setup
 	@$(VENV)/bin/affplan demo --physics
+
+demo-video: setup
+	@mkdir -p results && $(VENV)/bin/affplan demo --physics --video results/demo.mp4
 
 # AFFPLAN_REQUIRE_ROS=1 turns a missing interface build into a failure instead of a skip. The llama.cpp
 # grammar tests run when `make llama` was run (skipped otherwise; AFFPLAN_REQUIRE_LLAMA=1 makes that a

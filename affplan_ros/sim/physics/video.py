@@ -144,7 +144,7 @@ class RunVideo:
     def attach(self, world: PhysicsWorld) -> None:
         """Take frames of ``world`` from now on (called from its stepping)."""
         key, labels = len(self._next), labels_of(world)
-        self._next.append(0.0)
+        self._next.append(-math.inf)
         self._span.append((math.inf, -math.inf))
         world.watchers.append(lambda: self._snap(world, key, labels))
 
@@ -153,6 +153,8 @@ class RunVideo:
         due, period = self._next[key], 1.0 / self.fps
         if d.time < due or self._finish.is_set():
             return
+        if due == -math.inf:
+            due = d.time   # the world's first frame: the time it ran before it was attached is not recorded
         # A step may take the physics past several frames' times at once (a settle of 0.3-1 s):
         # this state stands for all of them, so the video keeps the robot's real speed (up to
         # HOLD_MAX_S). The next frame is due whole periods on, so a few ms over add up to nothing.
