@@ -26,6 +26,7 @@ import queue
 import threading
 import time
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -189,7 +190,7 @@ class RunVideo:
         container, renderers = None, {}
         try:
             container = av.open(str(part), "w", format="mp4")
-            stream = container.add_stream("libx264", rate=int(round(self.fps)))
+            stream = container.add_stream("libx264", rate=Fraction(self.fps).limit_denominator(1000))
             stream.width, stream.height, stream.pix_fmt = 2 * self.width, self.height, "yuv420p"
             stream.options = {"preset": X264_PRESET}
             last_step = None
