@@ -54,6 +54,7 @@ RELEASE_GAP = 0.01      # m between the object's bottom and the support when the
 # m kept between the base and obstacles when driving: the tucked hands stick out ~6 cm past the
 # base (its radius is 0.27 m), so the disc that must stay clear is 0.34 m.
 CLEARANCE = 0.07
+STAND_ASIDE = (0.0, 0.05, -0.05, 0.1, -0.1, 0.2, -0.2, 0.3, -0.3)   # m along a place's front tried to stand, in turn
 PERSON_STANDOFF = 0.15   # m further from a person than from furniture the base stops (within 0.8 m: 'at' them)
 CARRY = (0.30, 0.22, 1.20)   # base-frame TCP position of a hand carrying something (y mirrored per side)
 HANDLE_REACH = 0.55      # m ahead of the base centre a handle is grasped
@@ -149,17 +150,25 @@ class Skills:
                 point = self.grasp_candidates(near)[0][0].target
         if point is not None:
             lateral = place.to_local(point[0], point[1])[0]
-        if goal is None and self.world.things[location].kind == ThingKind.AGENT:
-            # A person is met a step further off than furniture: what the robot carries (a knife
-            # held across) swings round with the base as it turns to face them.
-            goal = approach_pose(self.world.things[location], self.world.spec, lateral, PERSON_STANDOFF)
-        goal = goal or self.world.approach_pose(location, lateral)
+        radius = self.world.spec.base_radius + CLEARANCE
+
+        def stand(at: float) -> BasePose:
+            if self.world.things[location].kind == ThingKind.AGENT:
+                # A person is met a step further off than furniture: what the robot carries (a
+                # knife held across) swings round with the base as it turns to face them.
+                return approach_pose(self.world.things[location], self.world.spec, at, PERSON_STANDOFF)
+            return self.world.approach_pose(location, at)
+
+        if goal is None:
+            # Where the place to stand is taken (the leaf of a door opened to the side, a person
+            # beside a table), a little to one side along the front, as a person steps aside.
+            goals = [stand(lateral + d) for d in STAND_ASIDE]
+            goal = next((g for g in goals if not segment_clear(self.world, (g.x, g.y), (g.x, g.y), radius)), goals[0])
         tuck = self._tuck()
         if not tuck.ok:
             return self._fail(FailureCode.BLOCKED, f"could not tuck the arms before driving: {tuck.joint} is held "
                               f"{tuck.error:.2f} from its target")
         start = self.world.base_pose()
-        radius = self.world.spec.base_radius + CLEARANCE
         # What is carried may stick out past the tucked hands (a knife held across, 1.2 m high):
         # a path that keeps it clear of the people on the way (as tall as it is carried high),
         # where there is one.

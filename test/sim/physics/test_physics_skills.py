@@ -7,7 +7,8 @@ import mujoco  # noqa: F401 - required (requirements/physics.txt): a broken inst
 import numpy as np
 
 from affplan_ros.core.files.scene_io import load_scene, parse_scene_text
-from affplan_ros.sim.physics.skills import FailureCode, Skills
+from affplan_ros.sim.physics.navigation import segment_clear
+from affplan_ros.sim.physics.skills import CLEARANCE, STAND_ASIDE, FailureCode, Skills
 from affplan_ros.sim.physics.world import build_world
 
 KITCHEN = Path(__file__).resolve().parents[3] / "config" / "scenarios" / "kitchen.txt"
@@ -251,3 +252,21 @@ def test_an_apple_dropped_into_a_deep_bin_from_over_its_rim_lands_inside():
     assert result.success, result.reason
     assert result.details.get("dropped") and sk.inside("apple0", "trash_can0")
     assert "trash_can0" in w.contacts("apple0") and sk.holding("apple0") is None
+
+
+def test_the_base_stands_a_little_aside_where_an_open_door_takes_the_place_in_front():
+    # A dishwasher's door opened to the side (90 degrees) stands 31 cm from where the base would
+    # stand in front; it steps aside along the front instead of giving up, and touches nothing.
+    text = ("OBJECTS\ndishwasher:0\ntable:0\nrobot:0\nEND-OBJECTS\nRELATIONS\nopened dishwasher:0\n"
+            "at robot:0 table:0\nEND-RELATIONS\nLOCATIONS\ndishwasher0 dishwasher:0\ntable0 table:0\nEND-LOCATIONS\n")
+    world = build_world(parse_scene_text(text))
+    sk = Skills(world)
+    front = world.approach_pose("dishwasher0")
+    radius = world.spec.base_radius + CLEARANCE
+    assert segment_clear(world, (front.x, front.y), (front.x, front.y), radius) == "dishwasher0 (open)"
+    result = sk.navigate("dishwasher0")
+    assert result.success, result.reason
+    base = world.base_pose()
+    aside = np.hypot(base.x - front.x, base.y - front.y)
+    assert 0.03 < aside <= max(STAND_ASIDE) + 0.02
+    assert segment_clear(world, (base.x, base.y), (base.x, base.y), world.spec.base_radius) is None
