@@ -57,7 +57,9 @@ CLEARANCE = 0.07
 STAND_ASIDE = (0.0, 0.05, -0.05, 0.1, -0.1, 0.2, -0.2, 0.3, -0.3)   # m along a place's front tried to stand, in turn
 PERSON_STANDOFF = 0.15   # m further from a person than from furniture the base stops (within 0.8 m: 'at' them)
 CARRY = (0.30, 0.22, 1.20)   # base-frame TCP position of a hand carrying something (y mirrored per side)
-HANDLE_REACH = 0.55      # m ahead of the base centre a handle is grasped
+# m ahead of the base centre a handle is grasped, in turn: nearer or further, the base's path round
+# a door's hinge is a smaller or larger arc (one may pass where a fridge stands in the other's way).
+HANDLE_REACH = (0.55, 0.45, 0.65)
 HANDLE_LATERAL = (0.15, 0.0, -0.12)   # m to the grasping arm's side (mirrored per arm), tried in turn
 HANDLE_PRE = 0.10        # m back from the handle the hand comes from
 DOOR_TARGET = 1.6        # rad a door is opened to (about 90 degrees)
@@ -843,12 +845,13 @@ class Skills:
         handles = [(thing.handle_site, 1.0)] + [(f"{furniture}/handle_back", -1.0)] * w.has_site(
             f"{furniture}/handle_back")
         choice, why_not = None, "no free place to stand at its handle"
-        for (site, face), candidate, lateral in ((h, s, lat) for h in handles for s in free for lat in HANDLE_LATERAL):
+        for (site, face), reach, candidate, lateral in ((h, r, s, lat) for h in handles for r in HANDLE_REACH
+                                                        for s in free for lat in HANDLE_LATERAL):
             handle, _, _ = w.site(site)
             normal = face * self._outward_normal(thing)
             heading = atan2(-normal[1], -normal[0])
             c, s_ = np.cos(heading), np.sin(heading)
-            off = (HANDLE_REACH, (-1.0 if candidate == "r" else 1.0) * lateral)
+            off = (reach, (-1.0 if candidate == "r" else 1.0) * lateral)
             # Can this arm grasp the handle from there? (In the base frame the answer does not
             # depend on where the base is.)
             seed = self.control.joints()
