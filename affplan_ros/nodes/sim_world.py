@@ -23,7 +23,7 @@ above beside the annotated head camera, the step as a caption, and a contact she
 (.png). ``finish_video`` (std_srvs/Trigger) stops recording and finishes the file without
 waiting: it answers success=false while frames are still rendering, true once the file is
 complete. A node that stops finishes it too, dropping what is not rendered within
-``VIDEO_STOP_S`` (its supervisor kills it 10 s after asking it to stop).
+``VIDEO_STOP_S`` (its supervisor kills it a few seconds after asking it to stop).
 
 ``reset_world`` (std_srvs/Trigger) puts the world back as the scenario starts (with
 ResetMemory, a fresh start for tests and benchmarks without restarting anything).
@@ -71,7 +71,9 @@ IMAGE_WIDTH, IMAGE_HEIGHT = 640, 480
 CAMERA_FRAME = "head_camera_optical"  # the physics camera's frames (z forward, x right, y down)
 
 VIDEO_FPS = 5.0       # frames per simulated second of the physics video
-VIDEO_STOP_S = 6.0    # a stopping node renders what is queued this long, then finishes the file
+# A stopping node renders what is queued this long, then finishes the file: within the 5 s
+# `ros2 launch` gives a node before SIGTERM (`affplan up`: 10 s before SIGKILL).
+VIDEO_STOP_S = 4.0
 
 # Seconds a real robot would take per skill, before time_scale.
 DURATIONS = {"Navigate": 4.0, "Grasp": 3.0, "Place": 2.5, "Pour": 4.0, "Handover": 3.0,
