@@ -55,6 +55,8 @@ RELEASE_GAP = 0.01      # m between the object's bottom and the support when the
 # base (its radius is 0.27 m), so the disc that must stay clear is 0.34 m.
 CLEARANCE = 0.07
 STAND_ASIDE = (0.0, 0.05, -0.05, 0.1, -0.1, 0.2, -0.2, 0.3, -0.3)   # m along a place's front tried to stand, in turn
+HAND_HALF_WIDTH = 0.06   # m: a carrying hand's palm and fingers round its TCP
+TALL = 1.0               # m: furniture higher than this stands as high as what is carried (1.2 m)
 PERSON_STANDOFF = 0.15   # m further from a person than from furniture the base stops (within 0.8 m: 'at' them)
 CARRY = (0.30, 0.22, 1.20)   # base-frame TCP position of a hand carrying something (y mirrored per side)
 # m ahead of the base centre a handle is grasped, in turn: nearer or further, the base's path round
@@ -171,13 +173,12 @@ class Skills:
             return self._fail(FailureCode.BLOCKED, f"could not tuck the arms before driving: {tuck.joint} is held "
                               f"{tuck.error:.2f} from its target")
         start = self.world.base_pose()
-        # What is carried may stick out past the tucked hands (a knife held across, 1.2 m high):
-        # a path that keeps it clear of the people on the way (as tall as it is carried high),
-        # where there is one.
+        # What is carried, and the hand carrying it, may stick out past the tucked hands (a knife
+        # held across, 1.2 m high): a path that keeps it clear of what stands as high on the way
+        # (people, open door leaves, a fridge), where there is one.
         more = self._carried_reach() - radius
-        people = {n: more for n, t in self.world.things.items()
-                  if t.kind == ThingKind.AGENT and t.placement is not None}
-        path = plan_base_path(self.world, start, goal, radius, wider=people) if more > 0 and people else None
+        tall = {n: more for n in self._tall_obstacles()}
+        path = plan_base_path(self.world, start, goal, radius, wider=tall) if more > 0 and tall else None
         path = path or plan_base_path(self.world, start, goal, radius)
         if path is None:
             hit = segment_clear(self.world, (goal.x, goal.y), (goal.x, goal.y), radius)
@@ -216,15 +217,31 @@ class Skills:
         return {j: r.joints[j] for j in arm_joints(side)} if r.success else None
 
     def _carried_reach(self) -> float:
-        """How far (m) from the base's centre, horizontally, what the hands hold reaches now."""
+        """How far (m) from the base's centre, horizontally, what the hands hold, and the hands
+        holding it, reach now."""
         w, reach = self.world, 0.0
         signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
-        for obj in self.held.values():
+        for side, obj in self.held.items():
             if obj is not None:
                 corners = w.position(obj) + (signs * object_geometry(w.things[obj].props).half) @ w.rotation(obj).T
                 local = np.array([w.to_base_frame(c) for c in corners])
-                reach = max(reach, float(np.hypot(local[:, 0], local[:, 1]).max()))
+                hand = w.to_base_frame(w.site(f"{side}_tcp")[0])
+                reach = max(reach, float(np.hypot(local[:, 0], local[:, 1]).max()),
+                            float(np.hypot(hand[0], hand[1])) + HAND_HALF_WIDTH)
         return reach
+
+    def _tall_obstacles(self) -> list[str]:
+        """The obstacles (``world.obstacles`` names) that stand as high as things are carried:
+        people, the leaves of open doors, furniture taller than ``TALL``."""
+        out = []
+        for name, thing in self.world.things.items():
+            if thing.placement is None:
+                continue
+            if thing.kind == ThingKind.AGENT or (thing.geometry is not None and thing.geometry.height > TALL):
+                out.append(name)
+            if thing.joint.endswith("/hinge") and self.world.qpos(thing.joint) >= 0.01:
+                out.append(f"{name} (open)")
+        return out
 
     # -- grasp ---------------------------------------------------------------------------------
     def grasp(self, obj: str, source: Optional[str] = None, side: Optional[str] = None) -> SkillResult:

@@ -286,3 +286,20 @@ def test_the_window_beside_an_opened_door_is_opened_from_nearer_its_handle(share
     result = sk.open("window0")
     assert result.success, result.reason
     assert world.is_open("window0", 0.6)
+
+
+@pytest.mark.shared
+def test_carrying_a_cucumber_back_to_the_open_fridge_leaves_its_door_open(shared_datasets):
+    # The hand carrying the cucumber (1.2 m high) sticks out past the base's clear disc; driving
+    # back to the fridge it swept the open door shut. The base keeps that much more room from
+    # what stands as high (the door's leaf), so the door stays as it was opened.
+    scene = shared_datasets / "autogpt_p" / "autogpt_p" / "data" / "evaluation" / "scenes" / "complex_kitchen4.txt"
+    world = build_world(load_scene(scene))
+    sk = Skills(world)
+    assert sk.navigate("refrigerator0").success and sk.open("refrigerator0").success
+    opened = world.qpos(world.things["refrigerator0"].joint)
+    assert sk.navigate("table0", "cucumber0").success and sk.grasp("cucumber0").success
+    assert sk._carried_reach() > world.spec.base_radius + CLEARANCE
+    assert sk.navigate("refrigerator0").success
+    assert abs(world.qpos(world.things["refrigerator0"].joint) - opened) < 0.05
+    assert sk.holding("cucumber0") is not None
