@@ -109,6 +109,7 @@ class Skills:
         self.ik = ik or ArmIK(world.spec)
         self.control = RobotControl(world)
         self.held: dict[str, Optional[str]] = {side: None for side in ARM_SIDES}
+        self._forearm_blocker: Optional[str] = None    # the last object a refused arm pose's forearm met
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def _run(self, skill: str, body, *args, **kwargs) -> SkillResult:
@@ -275,6 +276,7 @@ class Skills:
                               f"gripper opens {w.spec.max_aperture * 100:.0f} cm")
         # The first candidate an arm reaches, the arm on the grasp point's side of the robot first;
         # a tall object's top may be too high for the full approach and lift: then a short one.
+        self._forearm_blocker = None
         found = next(((s, grasp, plan) for above, lift in ((PRE_GRASP, LIFT), (SHORT_APPROACH, SHORT_APPROACH))
                       for grasp, yaws in candidates
                       for s in sorted(free, key=lambda s, g=grasp: (w.to_base_frame(g.target)[1] < 0) != (s == "r"))
@@ -283,9 +285,11 @@ class Skills:
         if found is None:
             local = w.to_base_frame(target)
             dist = hypot(local[0], local[1])
+            why = f"where IK finds a pose, the forearm would pass through {self._forearm_blocker}" \
+                if self._forearm_blocker else \
+                "IK finds no solution within the joint limits"
             return self._fail(FailureCode.UNREACHABLE, f"no arm reaches a top-down grasp of {obj} at "
-                              f"{dist:.2f} m from the base centre, {target[2]:.2f} m high (IK finds no solution "
-                              "within the joint limits)", distance=dist)
+                              f"{dist:.2f} m from the base centre, {target[2]:.2f} m high ({why})", distance=dist)
         side, grasp, plan = found
         pre, at, lifted = plan
         self.control.set_gripper(side, opening(grasp.width, w.spec.max_aperture), 0.3)
@@ -481,7 +485,9 @@ class Skills:
         c, s = np.cos(base.yaw), np.sin(base.yaw)
         points = [np.array([base.x + c * p[0] - s * p[1], base.y + s * p[0] + c * p[1], p[2]])
                   for p in self.ik.forearm_points(side, joints)]
-        return arm_in_the_way(self.world, points, FOREARM_RADIUS, ignore)
+        hit = arm_in_the_way(self.world, points, FOREARM_RADIUS, ignore)
+        self._forearm_blocker = hit or self._forearm_blocker     # (said when no pose is found)
+        return hit
 
     def _within_arm_length(self, side: str, wrist: np.ndarray) -> bool:
         """Cheap test before the IK: can the wrist point be within the arm's length of the shoulder
