@@ -178,7 +178,10 @@ class Skills:
         # held across, 1.2 m high): a path that keeps it clear of what stands as high on the way
         # (people, open door leaves, a fridge), where there is one.
         more = self._carried_reach() - radius
-        tall = {n: more for n in self._tall_obstacles()}
+        # (Not the furniture driven to: the base stands close to its front to work there; but its
+        # open door's leaf, and a person driven to, are kept clear.)
+        tall = {n: more for n in self._tall_obstacles()
+                if n != location or self.world.things[location].kind == ThingKind.AGENT}
         path = plan_base_path(self.world, start, goal, radius, wider=tall) if more > 0 and tall else None
         path = path or plan_base_path(self.world, start, goal, radius)
         if path is None:

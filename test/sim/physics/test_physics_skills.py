@@ -318,3 +318,20 @@ def test_a_fork_behind_a_box_is_refused_and_the_failure_names_the_box(shared_dat
     assert not result.success and result.code == FailureCode.UNREACHABLE
     assert "forearm would pass through box0" in result.reason
     assert np.linalg.norm(world.position("box0") - box) < 0.005      # refused before moving: the box stays
+
+
+@pytest.mark.shared
+def test_a_knife_carried_to_the_fridge_passes_the_person_without_being_knocked_out(shared_datasets):
+    # AutoGPT+P's simple kitchen: from the counter to the (tall) fridge the knife, held across at
+    # 1.2 m, swept through the person and fell. The base keeps the room it sticks out from the
+    # person on the way; not from the fridge itself, at whose front it must stand.
+    scene = shared_datasets / "autogpt_p" / "autogpt_p" / "data" / "evaluation" / "scenes" / "simple_kitchen.txt"
+    world = build_world(load_scene(scene))
+    sk = Skills(world)
+    assert sk.navigate("counter0", "kitchen_knife0").success and sk.grasp("kitchen_knife0").success
+    touched: set = set()
+    world.watchers.append(lambda: touched.update(world.contacts("kitchen_knife0")))
+    assert sk.navigate("refrigerator0").success
+    assert "human0" not in touched
+    side = sk.holding("kitchen_knife0")
+    assert side is not None and len(world.touching_geoms("kitchen_knife0", sk._pads(side))) == 2
