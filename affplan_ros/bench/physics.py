@@ -28,6 +28,7 @@ from affplan_ros.bench.frame import (
     command,
     jobs_option,
     output_option,
+    positive_int,
     recorded,
     resolve_jobs,
     run_cases,
@@ -59,6 +60,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
                                                        "caption) and its contact sheet (<set>_<index>.png, shown in "
                                                        "summary.md); rendering slows the run, so its timings are not "
                                                        "comparable")
+    parser.add_argument("--faults", action="store_true",
+                        help="instead: inject physical faults (an object moved or taken away before its grasp, a "
+                             "door stuck, a grip giving way) into the tasks of --fault-tasks and report what "
+                             "recovery makes of them (bench/physics_faults.py; writes physics_faults.png)")
+    parser.add_argument("--seeds", type=positive_int, default=3, help="--faults: seeds per fault kind and task "
+                                                                      "(default: %(default)s)")
+    parser.add_argument("--fault-tasks", metavar="YAML", help="--faults: the tasks (default: "
+                                                              "affplan_ros/bench/data/physics_faults.yaml)")
     output_option(parser, "physics")
     jobs_option(parser, "cases in parallel (processes; default: min(2, CPUs))")
 
@@ -79,6 +88,11 @@ def _plan_args(args: argparse.Namespace) -> argparse.Namespace:
 @command
 def run(args: argparse.Namespace) -> int:
     from affplan_ros.bench import plan
+
+    if args.faults:
+        from affplan_ros.bench import physics_faults
+
+        return physics_faults.run(args)
 
     cfg = plan._prepare(_plan_args(args))
     worker = {"mode": "optimal", "time_limit": args.time_limit, "prune": True, "case_limit": args.case_time_limit,
@@ -150,6 +164,7 @@ def _run_case(case: dict, r: dict) -> None:
     from affplan_ros.core.goals.extraction import parse_goal
     from affplan_ros.core.goals.formula import to_dnf
     from affplan_ros.core.planning.task import build_task
+    from affplan_ros.core.recovery.feedback import parse_detail
     from affplan_ros.sim.physics.executor import PhysicsExecutor
     from affplan_ros.sim.physics.world import build_world
 
@@ -203,7 +218,8 @@ def _run_case(case: dict, r: dict) -> None:
     if not result.success:
         f = result.failure
         r["failed_step"] = result.outcomes[-1].step if result.outcomes else None
-        r["cause"] = (f.detail or f.code.name.lower()) if f is not None else "unknown"
+        # The cause is the detail's text; its observed facts (what the robot saw after it) are for recovery.
+        r["cause"] = (parse_detail(f.detail).text or f.code.name.lower()) if f is not None else "unknown"
         if f is not None and f.code.name == "TIMEOUT":
             r["cause"] = "timeout"
         r["failure"] = {"code": f.code.name, "what": f.what, "why": f.why, "suggestion": f.suggestion} if f else None

@@ -128,13 +128,16 @@ def _run_nodes(factory, args, threads: int) -> int:
         if executor is not None:
             _step("executor shutdown", executor.shutdown)
         _step("wait for a warm-up", lambda: WarmUp.join_all(_WARM_UP_JOIN_S))
+        from rclpy.action import ActionServer
+
         for node in nodes:
-            # destroy_node leaves action servers and clients alone: destroyed here, so that
-            # their endpoints leave the graph now and nobody sends goals to a node that is gone.
+            # destroy_node leaves action servers alone: destroyed here, so that they leave the
+            # graph now and nobody sends goals to a node that is gone. Action clients are not:
+            # nobody sends them anything, the process ends next, and rclpy's ActionClient.destroy
+            # crashed the executor node (SIGSEGV) once after a canceled goal, under load.
             for waitable in list(node.waitables):
-                destroy = getattr(waitable, "destroy", None)
-                if destroy is not None:
-                    _step("destroy an action endpoint", destroy)
+                if isinstance(waitable, ActionServer):
+                    _step("destroy an action server", waitable.destroy)
             _step("destroy_node", node.destroy_node)
         rclpy.try_shutdown()  # rclpy's signal handler may have shut the context down meanwhile
 

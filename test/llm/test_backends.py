@@ -96,3 +96,37 @@ def test_offline_backend_declines_without_acting(semantic) -> None:
     res, executor = run_loop("Make the kitchen cosy", "all", semantic)
     assert res.stop_reason is TaskStop.DECLINED and "I do not know the words" in res.message
     assert not executor.executed and res.final_plan == []
+
+
+def test_offline_tool_choice_after_a_failed_plan_plans_again_from_what_was_seen_then_says_why_it_stops() -> None:
+    from affplan_ros.core.agent.tool_loop import ToolPromptView, parse_tool_answer
+    from affplan_ros.core.goals.formula import Literal
+    from affplan_ros.core.recovery.belief import observe_memory
+    from affplan_ros.sim.executor import SimulatedExecutor
+
+    model = make_backend(oam=OAM, environ={}).model
+    memory = SimulatedExecutor(kitchen_scene(), oam=OAM).initial_memory("all")
+
+    def choose(request: str, plans_so_far: int) -> str:
+        messages = [{"role": "assistant", "content": "SELECTED TOOL: PLAN"}] * plans_so_far
+        view = ToolPromptView(request, "", memory=memory)
+        return model.complete_in_context(messages, view).text
+
+    assert choose("Bring me the banana", 0) == "SELECTED TOOL: PLAN"
+    # A failed execution updated the memory: a new plan starts from there, twice at most.
+    assert choose("Bring me the banana", 1) == "SELECTED TOOL: PLAN"
+    assert choose("Bring me the banana", 2) == "SELECTED TOOL: PLAN"
+    last = choose("Bring me the banana", 3)
+    assert parse_tool_answer(last).tool.value == "FAILURE" and "the plan failed 3 times" in last
+    # The banana is seen gone from its bowl and found on the counter: the request that names the
+    # bowl ends at once with where it is (no alternative for a class that is in the scene).
+    holder = next(r.args[1] for r in memory.relations if r.args[:1] == ("banana0",))
+    observe_memory(memory, [Literal("in", ("banana0", holder), negated=True),
+                            Literal("on", ("banana0", holder), negated=True)])
+    assert "counter0" in memory.unexplored()          # where it may be now: to be looked at again
+    for loc in memory.locations.values():
+        loc.explored = True
+    memory.locations["counter0"].objects.append("banana0")
+    answer = choose(f"Bring me the banana from the {holder.rstrip('0123456789')}", 1)
+    assert parse_tool_answer(answer).tool.value == "FAILURE"
+    assert "the robot knows banana0 at counter0" in answer

@@ -32,6 +32,9 @@ from affplan_ros.core.interpreter.world import World
 
 BACKEND = "offline"
 _SELECTED = re.compile(r"SELECTED TOOL:\s*(\w+)")
+# PLAN choices per task once everything the request names is known (the first plan, then new
+# plans from what failed executions observed); bounded like every loop over a planner.
+MAX_PLANS = 3
 
 
 @dataclass(frozen=True)
@@ -39,6 +42,11 @@ class ToolDecision:
     text: str            # the answer, in the format the tool loop parses
     why: str
     confident: bool      # PLAN with every object known: safe to skip an LLM (fast path)
+
+
+def _failure(why: str) -> ToolDecision:
+    """FAILURE, with the reason on the line before it (the loop tells the user)."""
+    return ToolDecision(f"{why}\nFAILURE", why, False)
 
 
 @dataclass
@@ -101,12 +109,18 @@ class OfflineModel:
                   for m in _SELECTED.finditer(str(msg.get("content", "")))]
         unexplored = list(memory.unexplored())
         if res.ok and not res.missing:
-            if "PLAN" not in chosen:
+            plans = chosen.count("PLAN")
+            if not plans:
                 return ToolDecision("SELECTED TOOL: PLAN", "every object the request names is known", True)
             if unexplored:  # the plan did not work out: what it needs may be elsewhere
                 loc = self._explore_order(unexplored, None)[0]
                 return ToolDecision(f"SELECTED TOOL: EXPLORE {loc}", "the plan failed; looking further", False)
-            return ToolDecision("FAILURE", "the plan failed and nothing is left to explore", False)
+            if plans < MAX_PLANS:
+                # A failed execution updated the memory with what the robot saw (a door still
+                # shut, a cup no longer where it was): a new plan starts from there.
+                return ToolDecision("SELECTED TOOL: PLAN", "the plan failed; planning again from what was observed",
+                                    False)
+            return _failure(f"the plan failed {plans} times and nothing is left to explore")
         missing = res.missing[0]
         places = [p for p in unexplored if re.sub(r"\d+$", "", p) == missing.class_name]
         if missing.place in unexplored:
@@ -118,13 +132,20 @@ class OfflineModel:
             loc = self._explore_order(unexplored, missing.class_name)[0]
             return ToolDecision(f"SELECTED TOOL: EXPLORE {loc}", f"looking for {missing.class_name}", False)
         for m in res.missing:
-            if (m.class_name not in memory.substitutions and m.class_name in world.known_classes
+            present = memory.objects_of_class(m.class_name)
+            if present and m.place:
+                # There is one, but not where the request says (it was moved): no alternative is
+                # needed (the loop would refuse one), and the request names another place.
+                where = {loc for loc, rec in memory.locations.items() for o in present if o in rec.objects}
+                return _failure(f"no {m.class_name} at {m.place}; the robot knows {', '.join(present)}"
+                                + (f" at {', '.join(sorted(where))}" if where else ", but not where it is now"))
+            if (not present and m.class_name not in memory.substitutions and m.class_name in world.known_classes
                     and len(memory.rejected_for(m.class_name)) < self.max_rejections):
                 return ToolDecision(f"SELECTED TOOL: SUGGEST_ALTERNATIVE {m.class_name}",
                                     f"no {m.class_name} anywhere", False)
         if res.ok and "PARTIAL_PLAN" not in chosen:
             return ToolDecision("SELECTED TOOL: PARTIAL_PLAN", "only part of the request is possible", False)
-        return ToolDecision("FAILURE", "missing: " + ", ".join(m.text() for m in res.missing), False)
+        return _failure("missing: " + ", ".join(m.text() for m in res.missing))
 
     def _explore_order(self, unexplored: list[str], class_name: Optional[str]) -> list[str]:
         """Unexplored locations, likeliest first for ``class_name`` (vocabulary explore_prior)."""

@@ -214,11 +214,29 @@ class Belief:
         return (atom in initial_state(task)) != lit.negated
 
 
+def _lost(memory, obj: str, holder: str) -> None:
+    """``obj`` was seen not to be in or on ``holder``: if no placement of it is left, it leaves
+    the location lists there (it is a known object whose place is unknown), and every other
+    location counts as unexplored again: what was seen there came before the object moved, so
+    the robot may look again (the tool loop explores only unexplored locations)."""
+    if any(r.predicate in _PLACEMENT and r.args[:1] == (obj,) for r in memory.relations):
+        return
+    left = [loc for loc in memory.locations.values() if obj in loc.objects and (loc.name == holder
+                                                                               or holder in loc.objects)]
+    for loc in left:
+        loc.objects = [o for o in loc.objects if o != obj]
+    if left:
+        for loc in memory.locations.values():
+            if loc not in left:
+                loc.explored = False
+
+
 def observe_memory(memory, facts: Iterable[Literal]) -> list[str]:
     """Observed facts into the tool-selection memory (``core.model.memory.Memory``), stamped now as
     observed: an observed placement replaces the believed one (and the object's place in the
     location lists, which the planner's reachability then derives from what holds it); a
-    negated fact is removed; facts about unknown objects are skipped. Returns what was applied."""
+    negated fact is removed (a negated placement that leaves the object nowhere: ``_lost``);
+    facts about unknown objects are skipped. Returns what was applied."""
 
     stamp = Stamp.now(Source.OBSERVATION)
     applied = []
@@ -227,6 +245,8 @@ def observe_memory(memory, facts: Iterable[Literal]) -> list[str]:
             continue
         rel = Relation(lit.predicate, tuple(lit.args))
         memory.remove_relation(rel, stamp)
+        if lit.negated and lit.predicate in _PLACEMENT and len(lit.args) == 2:
+            _lost(memory, *lit.args)
         if not lit.negated:
             obj = lit.args[0] if lit.args else None
             if lit.predicate in _PLACEMENT and obj is not None:

@@ -31,6 +31,7 @@ A step succeeds only if its skills say so. What holds afterwards is read back fr
 """
 from __future__ import annotations
 
+import dataclasses
 import time
 from math import hypot
 from typing import Callable, Optional, Sequence
@@ -47,6 +48,7 @@ from affplan_ros.core.model.scene import Relation, Scene
 from affplan_ros.core.planning.planner import PlanStep
 from affplan_ros.core.planning.simulate import goal_satisfied
 from affplan_ros.core.planning.task import build_task
+from affplan_ros.core.recovery.feedback import format_detail
 from affplan_ros.sim.executor import ScenarioViews
 from affplan_ros.sim.physics.camera import aim_point, head_angles
 from affplan_ros.sim.physics.handover import handover, receive_object, start_in_person_hand
@@ -58,6 +60,9 @@ from affplan_ros.sim.physics.skills import FailureCode as Physical
 from affplan_ros.sim.physics.skills import SkillResult, Skills
 from affplan_ros.sim.physics.tools import chop, wipe
 from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind, build_world
+
+# The relations that place an object (what a failed step's observation reports about it).
+_PLACEMENTS = ("on", "in", "inhand")
 
 # What to try instead, per physical failure (CoPAL's suggestion).
 SUGGESTIONS = {
@@ -147,6 +152,35 @@ class PhysicsExecutor(ScenarioViews):
                        and all(x in here or x == location for x in a[1:])}, key=lambda r: (r.predicate, r.args))
         return Observation(tuple(self._record(n) for n in sorted(here)), tuple(rels), location)
 
+    def _observed_after_failure(self, args: Sequence[str]) -> list[Literal]:
+        """What the robot sees of a failed step's objects from where it stands now, as facts for
+        the failure's ``detail`` (``observed:``; the memory takes them): where each one is, if the
+        camera sees it or the hand holds it, and which placement among the step's arguments does
+        not hold where the robot can tell (the cup is not on the counter in front of it, the
+        apple is no longer in its hand), so the memory stops believing what the world undid."""
+        here = self.location_of_robot()
+        visible = {r.name for r in self.observe(here).objects} if here else set()
+        state = self.relations()
+        out: list[Literal] = []
+        for o in args:
+            thing = self.world.things.get(o)
+            if thing is None or thing.kind != ThingKind.OBJECT:
+                continue
+            if o in visible:
+                out += [Literal(a[0], a[1:]) for a in sorted(state) if a[0] in _PLACEMENTS and a[1] == o]
+            for x in dict.fromkeys((*args, self.robot)):
+                # Only what it can tell: its own hand, or a visible holder it can see into.
+                if x == o or not (x == self.robot or (x in visible and not self._hidden_inside(x))):
+                    continue
+                out += [Literal(p, (o, x), negated=True) for p in _PLACEMENTS if (p, o, x) not in state]
+        return out
+
+    def _hidden_inside(self, name: str) -> bool:
+        """Is the inside of ``name`` out of the camera's sight (a closed door or lid)?"""
+        thing = self.world.things.get(name)
+        return thing is not None and (name in self.world.closed_lids
+                                      or (bool(thing.joint) and not self.world.is_open(name)))
+
     def _hidden(self, name: str) -> bool:
         thing = self.world.things.get(name)
         if thing is None or thing.kind != ThingKind.OBJECT or thing.body_id < 0:
@@ -231,6 +265,11 @@ class PhysicsExecutor(ScenarioViews):
         except Exception as exc:  # noqa: BLE001 - a crash in a skill is that step's failure
             outcome.failure = Failure(FailureCode.PHYSICAL, text, f"{step.action} crashed",
                                       f"{type(exc).__name__}: {exc}", detail="error")
+        if outcome.failure is not None and outcome.failure.code in (FailureCode.PHYSICAL, FailureCode.NOT_FOUND):
+            observed = self._observed_after_failure(args)
+            if observed:
+                outcome.failure = dataclasses.replace(
+                    outcome.failure, detail=format_detail(observed=observed, text=outcome.failure.detail))
         self._note_visits()
         outcome.seconds = time.monotonic() - t0
         return outcome
@@ -287,9 +326,10 @@ class PhysicsExecutor(ScenarioViews):
             if far is not None:
                 return far_failure(text, action, far)
             failure = self._check(text, action, self._skill(sk.open if action == "open" else sk.close, obj))
-            if failure is None and self.location_of_robot() != at:
-                # Swinging a door moves the base round the hinge; the skill ends, as a robot's
-                # would, back in front of the place (if that drive fails, the next step says so).
+            if failure is not None or self.location_of_robot() != at:
+                # Swinging a door moves the base round the hinge, also when the door stops it
+                # half way; the skill ends, as a robot's would, back in front of the place (if
+                # that drive fails, the next step says so).
                 self._skill(sk.navigate, self._place_of(at))
             return failure
         return Failure(FailureCode.UNAVAILABLE, text, f"no motion for {action} in the physics world yet",

@@ -11,7 +11,7 @@ recovery loop, as on a real robot.
 * ``removed``: just before that grasp, the object is taken out of the room (put far outside
   the walls, where no camera of the robot looks);
 * ``door_blocked``: the first time the robot opens a door or drawer, it is stuck (its joint may
-  move 1 cm/degree at most) for that one attempt, as a door held by a wedge or a sticking seal;
+  give a few millimetres) for that one attempt, as a door held by a wedge or a sticking seal;
 * ``slipped``: on the first drive while the robot holds something, the grip gives way part way
   along (the fingers open after a seeded fraction of a second), and it falls where it is.
 
@@ -33,7 +33,7 @@ from affplan_ros.sim.physics.executor import PhysicsExecutor
 from affplan_ros.sim.physics.robot import finger_joints
 from affplan_ros.sim.physics.world import ThingKind
 
-JAM_RANGE = 0.02        # rad / m a stuck door or drawer still gives
+JAM_RANGE = 0.005       # rad / m a stuck door or drawer still gives (a few millimetres at its edge)
 SETTLE_S = 1.0          # s the world runs after something was put down, to come to rest
 SLIP_AFTER_S = (0.5, 2.0)   # s into the drive when the grip gives way (seeded within this)
 OUTSIDE = 50.0          # m from the room's centre where a removed object is kept

@@ -68,7 +68,7 @@ def _handover(sk: Skills, obj: str, person: str) -> SkillResult:
         return sk._fail(FailureCode.UNREACHABLE, f"no arm pose holds {obj} out within {person}'s reach "
                         f"({gap:.2f} m apart; IK finds no solution)", distance=gap)
     meet, joints = plan
-    out = sk.control.follow([joints], speed_scale=0.5)
+    out = sk.move_arm(side, joints, speed_scale=0.5)
     if not out.ok:
         return sk._blocked(out, f"holding {obj} out to {person}")
     # The person reaches to where they see the object offered, and grips only if it is there.

@@ -64,7 +64,7 @@ def _turn_lid(sk: Skills, container: str, opening: bool) -> SkillResult:
     pre, at, _ = plan
     start = w.position(container).copy()
     sk.control.set_gripper(side, w.spec.max_aperture, 0.3)
-    out = sk.control.follow([pre])
+    out = sk.move_arm(side, pre)
     if out.ok:
         out = sk.control.follow(sk._straight(side, pre, at), speed_scale=0.5)
     if not out.ok:

@@ -63,7 +63,7 @@ def _pour(sk: Skills, source: str, content: str, target: str, liquid: bool) -> S
                         "no solution for the upright or the tilted pose)")
     upright, tilted = plan
     carry = sk.control.joints()
-    out = sk.control.follow([upright])
+    out = sk.move_arm(side, upright)
     if out.ok:
         out = sk.control.follow([tilted], speed_scale=0.4)
     if not out.ok:

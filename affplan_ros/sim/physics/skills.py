@@ -36,6 +36,7 @@ from typing import Callable, Mapping, Optional, TypeVar
 import mujoco
 import numpy as np
 
+from affplan_ros.sim.physics.arm_paths import ArmPathPlanner
 from affplan_ros.sim.physics.bodies import object_geometry
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
 from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, grasp_points, in_the_way, opening
@@ -108,8 +109,10 @@ class Skills:
         self.world = world
         self.ik = ik or ArmIK(world.spec)
         self.control = RobotControl(world)
+        self.paths = ArmPathPlanner(world)
         self.held: dict[str, Optional[str]] = {side: None for side in ARM_SIDES}
         self._forearm_blocker: Optional[str] = None    # the last object a refused arm pose's forearm met
+        self.planned_moves = 0       # arm moves that went round something (a planned path)
 
     # -- bookkeeping ---------------------------------------------------------------------------
     def _run(self, skill: str, body, *args, **kwargs) -> SkillResult:
@@ -209,6 +212,19 @@ class Skills:
                 targets.update(carry)
         return self.control.follow([targets])
 
+    def move_arm(self, side: str, joints: Mapping[str, float], speed_scale: float = 1.0) -> MotionOutcome:
+        """Move ``side``'s arm (and the torso, if ``joints`` has it) to ``joints`` clear of
+        everything, with what the hand holds (``arm_paths.py``): the straight joint-space line
+        where it is clear, else an RRT-Connect path round what is in the way. Where the goal itself is
+        within the clearance of something (a pre-grasp pose beside a tomato) or no path is found,
+        the straight line all the same: the physics then shows whether something stops the arm."""
+        start = self.control.joints()
+        path = self.paths.path(side, start, {**start, **joints}, held=self.held[side])
+        if path is None or not path.planned:
+            return self.control.follow([dict(joints)], speed_scale=speed_scale)
+        self.planned_moves += 1
+        return self.control.follow([{j: wp[j] for j in joints} for wp in path.waypoints], speed_scale=speed_scale)
+
     def _carry_pose(self, side: str) -> Optional[dict[str, float]]:
         sign = -1.0 if side == "r" else 1.0
         base = self.world.base_pose()
@@ -296,7 +312,7 @@ class Skills:
         side, grasp, plan = found
         pre, at, lifted = plan
         self.control.set_gripper(side, opening(grasp.width, w.spec.max_aperture), 0.3)
-        out = self.control.follow([pre])
+        out = self.move_arm(side, pre)
         if not out.ok:
             return self._blocked(out, f"moving to the pre-grasp pose above {obj}")
         out = self.control.follow(self._straight(side, pre, at), speed_scale=0.5)
@@ -648,7 +664,7 @@ class Skills:
             return self._fail(FailureCode.UNREACHABLE, f"neither {container}'s floor nor a point over its rim is "
                               "within the arm's reach from where the base stands")
         pre, at, after = plan
-        out = self.control.follow([pre])
+        out = self.move_arm(side, pre)
         if out.ok:
             out = self.control.follow(self._straight(side, pre, at), speed_scale=0.5)
         if not out.ok:
@@ -710,7 +726,7 @@ class Skills:
             return self._fail(FailureCode.UNREACHABLE, f"{len(free_spots())} free spot(s) on {support}, none within "
                               f"the arm's reach from where the base stands ({tries} other standing place(s) tried)")
         pre, at, after = plan
-        out = self.control.follow([pre])
+        out = self.move_arm(side, pre)
         if not out.ok:
             return self._blocked(out, f"carrying {obj} over {support}")
         out = self.control.follow(self._straight(side, pre, at), speed_scale=0.5)
@@ -920,7 +936,7 @@ class Skills:
             return self._fail(FailureCode.UNREACHABLE, f"the handle of {furniture} is out of reach from where the "
                               "base stopped")
         self.control.set_gripper(side, w.spec.max_aperture, 0.3)
-        out = self.control.follow([pre.joints])
+        out = self.move_arm(side, pre.joints)
         if out.ok:
             out = self.control.follow(self._straight(side, pre.joints, at.joints), speed_scale=0.5)
         if not out.ok:

@@ -58,7 +58,7 @@ def _chop(sk: Skills, knife: str, target: str, support: str) -> SkillResult:
     if plan is None:
         return sk._fail(FailureCode.UNREACHABLE, f"no arm pose brings {knife} down onto {target} (IK)")
     carry = sk.control.joints()
-    out = sk.control.follow([plan[0]])
+    out = sk.move_arm(side, plan[0])
     if not out.ok:
         return sk._blocked(out, f"bringing {knife} over {target}")
     touched = False
@@ -111,7 +111,7 @@ def _wipe(sk: Skills, tool: str, surface: str, along: Optional[str]) -> SkillRes
                         "standing place(s) tried)")
     lift, left, right = plan
     carry = sk.control.joints()
-    out = sk.control.follow([lift])
+    out = sk.move_arm(side, lift)
     if not out.ok:
         return sk._blocked(out, f"bringing {tool} over {surface}")
     strokes = 0

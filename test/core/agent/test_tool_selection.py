@@ -182,12 +182,16 @@ def test_a_user_who_does_not_answer_rejects_and_a_broken_tool_is_reported(semant
 
     scene = kitchen_scene()
     ex = Broken(scene, oam=OAM)
-    with FakeChatServer(["SELECTED TOOL: EXPLORE counter0", "FAILURE"]) as server:
+    with FakeChatServer(["SELECTED TOOL: EXPLORE counter0", "The navigation is down, nothing else helps.\nFAILURE"]) \
+            as server:
         res = make_tool_loop(client_for(server), ex, oam=OAM, semantic=semantic).run(
             "Give me the apple", ex.initial_memory("table0"))
         reqs = server.chat_requests
     assert res.stop_reason is TaskStop.NO_TOOL and res.rounds[0].error.startswith("ConnectionError")
     assert "The tool EXPLORE failed: ConnectionError: navigation server gone" in reqs[1].last_user_text
+    # The answer's words before FAILURE tell the user why it stopped.
+    assert res.message.startswith("the LLM found no tool that helps further (The navigation is down, nothing else "
+                                  "helps.)")
 
 
 def test_partial_plan_then_explore_then_plan(semantic) -> None:

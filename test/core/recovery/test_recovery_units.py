@@ -165,6 +165,30 @@ def test_observed_facts_update_memory() -> None:
     assert m.locations["counter0"].objects == []
 
 
+
+def test_an_object_seen_gone_from_its_place_is_placeless_and_other_places_may_be_explored_again() -> None:
+    from affplan_ros.core.model.memory import Memory
+    from affplan_ros.core.model.records import LocationRecord, ObjectRecord
+    from affplan_ros.core.model.scene import Relation
+
+    m = Memory()
+    for n, c in (("apple0", "apple"), ("cup0", "cup"), ("refrigerator0", "refrigerator"), ("table0", "table"),
+                 ("counter0", "counter")):
+        m.objects[n] = ObjectRecord(n, c, 0)
+    m.locations["refrigerator0"] = LocationRecord("refrigerator0", True, ["apple0"])
+    m.locations["table0"] = LocationRecord("table0", True, [])
+    m.locations["counter0"] = LocationRecord("counter0", True, ["cup0"])
+    m.relations = [Relation("in", ("apple0", "refrigerator0")), Relation("on", ("cup0", "counter0"))]
+    # Seen: the cup is still on the counter, so nothing about it changes.
+    observe_memory(m, [Literal("in", ("cup0", "counter0"), negated=True)])
+    assert m.locations["counter0"].objects == ["cup0"] and m.unexplored() == []
+    # Seen: the apple is not in the fridge, and it is known nowhere else.
+    observe_memory(m, [Literal("in", ("apple0", "refrigerator0"), negated=True)])
+    assert m.locations["refrigerator0"].objects == [] and m.locations["refrigerator0"].explored
+    assert sorted(m.unexplored()) == ["counter0", "table0"]
+    assert ("in", ("apple0", "refrigerator0")) not in {(r.predicate, r.args) for r in m.relations}
+
+
 # -- learned knowledge: validation and persistence -------------------------------------------
 
 @pytest.fixture(scope="module")

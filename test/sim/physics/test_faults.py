@@ -9,6 +9,7 @@ import numpy as np
 from affplan_ros.core.files.scene_io import load_scene
 from affplan_ros.core.model.failure import FailureCode
 from affplan_ros.core.planning.planner import PlanStep
+from affplan_ros.core.recovery.feedback import observed_facts, parse_detail
 from affplan_ros.sim.physics.executor import PhysicsExecutor
 from affplan_ros.sim.physics.faults import FaultKind, FaultyExecutor
 
@@ -29,6 +30,9 @@ def test_a_moved_cup_is_not_where_the_plan_grasps_it_and_rests_where_it_was_put(
     assert fx.fired == "cup0 put on table0" and fx.fired_step.startswith("grasp")
     assert not run.success and run.failure.code == FailureCode.NOT_FOUND and fx.failures_after == 1
     assert ("on", "cup0", "table0") in fx.relations()
+    # Standing at the counter the robot sees that the cup is not on it (not where it is now).
+    seen = {(f.predicate, f.args, f.negated) for f in observed_facts(run.failure)}
+    assert ("on", ("cup0", "counter0"), True) in seen and not any(not n for _, _, n in seen)
 
 
 def test_with_no_other_place_the_object_moves_along_its_own_surface():
@@ -50,7 +54,7 @@ def test_a_removed_knife_is_out_of_the_room():
     assert not any(a[0] in ("on", "in") and a[1] == "kitchen_knife0" for a in fx.relations())
 
 
-def test_a_stuck_door_fails_the_first_open_only_and_the_joint_is_freed_after_it():
+def test_a_stuck_door_fails_the_first_open_only_and_the_robot_stands_ready_to_try_again():
     fx = faulty(FaultKind.DOOR_BLOCKED)
     w = fx.world
     jid = w.model.joint(w.things["refrigerator0"].joint).id
@@ -59,6 +63,10 @@ def test_a_stuck_door_fails_the_first_open_only_and_the_joint_is_freed_after_it(
     assert fx.fired and "refrigerator0" in fx.fired
     assert not run.success and run.steps_done == 1 and w.is_closed("refrigerator0")
     assert np.array_equal(w.model.jnt_range[jid], saved)
+    # The failed pull dragged the base round the hinge; the executor brought it back in front.
+    assert fx.location_of_robot() == "refrigerator0"
+    again = fx.execute(steps("open robot0 refrigerator0 refrigerator0"))
+    assert again.success and w.is_open("refrigerator0")
 
 
 def test_a_grip_that_gives_way_on_the_drive_leaves_the_cup_behind():
@@ -69,3 +77,7 @@ def test_a_grip_that_gives_way_on_the_drive_leaves_the_cup_behind():
     assert not run.success and run.steps_done == 2 and fx.failures_after == 1
     assert ("inhand", "cup0", "robot0") not in fx.relations()
     assert ("on", "cup0", "table0") not in fx.relations()
+    # The failure says what the robot saw: the cup is not in its hand (for the memory), and why.
+    seen = {(f.predicate, f.args, f.negated) for f in observed_facts(run.failure)}
+    assert ("inhand", ("cup0", "robot0"), True) in seen
+    assert parse_detail(run.failure.detail).text == "slipped"

@@ -11,9 +11,11 @@ from affplan_ros.core.goals.extraction import parse_goal
 from affplan_ros.core.goals.formula import to_dnf
 from affplan_ros.core.model.failure import FailureCode
 from affplan_ros.core.planning.planner import PlanStep, plan_for_goal
+from affplan_ros.core.recovery.feedback import parse_detail
 from affplan_ros.sim.physics.executor import PhysicsExecutor
 
 KITCHEN = Path(__file__).resolve().parents[3] / "config" / "scenarios" / "kitchen.txt"
+
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +70,7 @@ def test_a_grasp_out_of_reach_fails_physically_and_the_mirror_does_not_move(scen
                               "take_out robot0 banana0 bowl0 table0"))
     assert not result.success and result.steps_done == 2
     f = result.failure
-    assert f.code == FailureCode.PHYSICAL and f.detail == "unreachable"
+    assert f.code == FailureCode.PHYSICAL and parse_detail(f.detail).text == "unreachable"
     assert "m from the base centre" in f.why and "move closer" in f.suggestion
     # The banana did not move; the cup is back on the counter.
     assert banana and {a for a in ex.relations() if "banana0" in a} == banana
@@ -80,7 +82,8 @@ def test_take_out_of_a_closed_fridge_fails_as_container_closed(scene):
     result = ex.execute(steps("move robot0 counter0 refrigerator0",
                               "take_out robot0 apple0 refrigerator0 refrigerator0"))
     assert not result.success and result.steps_done == 1
-    assert result.failure.code == FailureCode.PHYSICAL and result.failure.detail == "container_closed"
+    assert result.failure.code == FailureCode.PHYSICAL
+    assert parse_detail(result.failure.detail).text == "container_closed"
     assert "refrigerator0" in result.failure.why
     assert ex.location_of_robot() == "refrigerator0"
     assert ("in", "apple0", "refrigerator0") in ex.relations()
@@ -119,7 +122,7 @@ def test_putin_needs_an_open_container_and_room_inside(scene):
     ex = PhysicsExecutor(scene)
     result = ex.execute(steps("grasp robot0 cup0 counter0 counter0", "move robot0 counter0 refrigerator0",
                               "putin robot0 cup0 refrigerator0 refrigerator0"))
-    assert not result.success and result.failure.detail == "container_closed"
+    assert not result.success and parse_detail(result.failure.detail).text == "container_closed"
     result = ex.execute(steps("open robot0 refrigerator0 refrigerator0",
                               "putin robot0 cup0 refrigerator0 refrigerator0"))
     assert result.success, result.message
