@@ -6,8 +6,9 @@ whether the robot notices, and what it does about it, is left to the physics and
 recovery loop, as on a real robot.
 
 * ``moved``: just before the robot grasps or takes out an object, someone puts it on another
-  place's surface (a free spot there, chosen by the seed), or, where no other place has room
-  (or only places the goal names), elsewhere on the surface it stands on;
+  place's surface (one of the free spots nearest its front, chosen by the seed), or, where no
+  other place has room (or only places the goal names), elsewhere on the surface it stands on
+  (at least 20 cm away);
 * ``removed``: just before that grasp, the object is taken out of the room (put far outside
   the walls, where no camera of the robot looks);
 * ``door_blocked``: the first time the robot opens a door or drawer, it is stuck (its joint may
@@ -37,6 +38,7 @@ JAM_RANGE = 0.005       # rad / m a stuck door or drawer still gives (a few mill
 SETTLE_S = 1.0          # s the world runs after something was put down, to come to rest
 SLIP_AFTER_S = (0.5, 2.0)   # s into the drive when the grip gives way (seeded within this)
 OUTSIDE = 50.0          # m from the room's centre where a removed object is kept
+EASY_SPOTS = 6          # a moved object lands on one of this many free spots nearest the front of a place
 
 
 class FaultKind(str, Enum):
@@ -133,12 +135,15 @@ class FaultyExecutor:
                            and world.things[name].kind == ThingKind.FURNITURE and name not in self.avoid)
         for support in supports:
             site = world.things[support].top_site
-            spots = skills._free_spots(support, site, None, half, world.base_pose(), limit=None, rotation=upright)
+            # Ordered by how easily a hand reaches them from the front of the place, as a person
+            # puts a thing down: the seed picks one of the first few, not the far back of a table.
+            spots = skills._free_spots(support, site, None, half, world.approach_pose(support), limit=None,
+                                       rotation=upright)
+            if support in here:     # at least 20 cm from where it stood
+                spots = [p for p in spots if np.hypot(*(p[:2] - world.position(obj)[:2])) > 0.2]
             if not spots:
                 continue
-            if support in here:     # at least 20 cm from where it stood
-                spots = [p for p in spots if np.hypot(*(p[:2] - world.position(obj)[:2])) > 0.2] or spots
-            spot = spots[self._rng.randrange(len(spots))]
+            spot = spots[self._rng.randrange(min(len(spots), EASY_SPOTS))]
             top = world.site(site)[0][2]
             self._put(obj, np.array([spot[0], spot[1], top + vertical_half(props, upright) + 0.005]))
             return f"{obj} put on {support}"
