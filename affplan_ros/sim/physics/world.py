@@ -25,6 +25,7 @@ them; ``contacts`` therefore recomputes contacts with sleeping off before it ans
 """
 from __future__ import annotations
 
+import copy
 import time
 from dataclasses import dataclass, field
 from enum import Enum
@@ -43,6 +44,7 @@ from affplan_ros.sim.physics.bodies import (
     furniture_kind,
     furniture_xml,
     grip_xml,
+    handle_parts,
     human_xml,
     object_geometry,
     object_xml,
@@ -66,6 +68,7 @@ ROOM_C = 20.0             # °C: what every liquid starts at (and stays at until
 STANDOFF = 0.10           # free space between the base and the front of the furniture it stands at
 PACK_GAP = 0.03           # free space between objects packed on a surface
 FRONT_MARGIN = 0.04       # objects keep this far from a furniture top's front edge
+LONG_OBJECT = 0.6         # m: an object this long (a mop) lies along the back of a surface, where the arm reaches least
 INNER_MARGIN = 0.05       # and this far from the front wall inside a drawer or cabinet (room for a finger)
 
 
@@ -117,7 +120,7 @@ class _Surface:
     hx: float
     hy: float
     margin_front: float
-    taken: list[tuple[float, float, float, float]] = field(default_factory=list)  # (u, v, hu, hv)
+    taken: list[tuple[float, float, float, float, float]] = field(default_factory=list)  # (u, v, hu, hv, top z)
     stack: float = 0.0     # height of what had to be stacked because the surface was full
 
 
@@ -522,7 +525,20 @@ class _Builder:
 
     # Objects ----------------------------------------------------------------------------------
     def place_objects(self) -> None:
+        saved = (copy.deepcopy(self.surfaces), dict(self.poses), list(self.warnings))
+        crowded = self._place_objects(set())
+        if crowded:
+            # Something had to be stacked: pack those surfaces again with the long things (a mop, a
+            # broom) first; laid down after the rest, they find no room left between small things.
+            self.surfaces, self.poses, self.warnings = copy.deepcopy(saved[0]), dict(saved[1]), list(saved[2])
+            self._place_objects(crowded)
+
+    def _place_objects(self, long_first: set[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Place every object not placed yet, those long ones on a ``long_first`` surface before the
+        rest; returns the surfaces on which something found no free spot."""
+        crowded: set[tuple[str, str]] = set()
         pending = [n for n, t in self.things.items() if t.kind == ThingKind.OBJECT and n not in self.poses]
+        pending.sort(key=lambda n: not (_is_long(self.things[n].props) and self._support_of(n) in long_first))
         while pending:
             progress = False
             for name in list(pending):
@@ -535,7 +551,8 @@ class _Builder:
                     support = (support[0], "top")
                     if support not in self.surfaces:
                         continue
-                self._pack(name, self.surfaces[support])
+                if not self._pack(name, self.surfaces[support]):
+                    crowded.add(support)
                 self._object_surfaces(name)
                 pending.remove(name)
                 progress = True
@@ -545,32 +562,40 @@ class _Builder:
                     self.poses[name] = (0.0, 0.0, self.things[name].props.size[2] / 2 + 0.002, 0.0)
                     self._object_surfaces(name)
                 pending = []
+        return crowded
 
-    def _pack(self, name: str, surf: _Surface) -> None:
-        """Put ``name`` on ``surf`` at the free spot nearest the front middle."""
+    def _pack(self, name: str, surf: _Surface) -> bool:
+        """Put ``name`` on ``surf`` at the free spot nearest the front middle; False where it had to
+        be stacked on what is there."""
         props = self.things[name].props
-        fw, fd = _footprint(props)
         h = props.size[2] if props.shape != "sphere" else props.size[0]
-        for yaw_offset, (ou, ov) in ((0.0, (fw / 2, fd / 2)), (pi / 2, (fd / 2, fw / 2))):
-            spot = _free_spot(surf, ou, ov)
-            if spot is not None:
-                u, v = spot
-                surf.taken.append((u, v, ou, ov))
-                c, s = cos(surf.yaw), sin(surf.yaw)
-                self.poses[name] = (surf.cx + c * u - s * v, surf.cy + s * u + c * v, surf.z + h / 2 + 0.002,
-                                    surf.yaw + yaw_offset)
-                return
+        z = surf.z + h / 2 + 0.002
+        spots = [(spot, yaw_offset, parts) for yaw_offset in _pack_yaws(props)
+                 for parts in [_pack_parts(props, yaw_offset)]
+                 for spot in [_free_spot(surf, parts, from_back=_is_long(props))] if spot is not None]
+        if _is_long(props):     # the way round that lies furthest back (a broom head beside a mop's handle)
+            spots.sort(key=lambda s: s[0][1])
+        for (u, v), yaw_offset, parts in spots[:1]:
+            surf.taken.extend((u + du, v + dv, hu, hv, z + h / 2) for du, dv, hu, hv in parts)
+            c, s = cos(surf.yaw), sin(surf.yaw)
+            self.poses[name] = (surf.cx + c * u - s * v, surf.cy + s * u + c * v, z, surf.yaw + yaw_offset)
+            return True
         top = self.surfaces.get((surf.owner, "top"))
         if top is not None and top is not surf:
             # Too large for the container's floor: it rests across the rim (a banana on a bowl).
             self.warnings.append(f"{name}: does not fit inside {surf.owner}; resting on its rim")
             self.poses[name] = (top.cx, top.cy, top.z + top.stack + h / 2 + 0.005, surf.yaw)
             top.stack += h + 0.005
-            return
-        # No free spot: stand it on the middle, above what is there, and say so (physics settles it).
+            return True
+        # No free spot: stand it on the middle, on top of the highest thing it would overlap there
+        # (not inside it: the physics would shove them apart), and say so.
+        fw, fd = _footprint(props)
+        below = [t[4] for t in surf.taken if abs(t[0]) < fw / 2 + t[2] and abs(t[1]) < fd / 2 + t[3]]
+        bottom = max(below, default=surf.z) + 0.01
         self.warnings.append(f"{name}: no free space on {surf.owner}'s surface; stacked in the middle")
-        self.poses[name] = (surf.cx, surf.cy, surf.z + surf.stack + h / 2 + 0.01, surf.yaw)
-        surf.stack += h + 0.01
+        self.poses[name] = (surf.cx, surf.cy, bottom + h / 2, surf.yaw)
+        surf.taken.append((0.0, 0.0, fw / 2, fd / 2, bottom + h))
+        return False
 
     # Agents and the MJCF ------------------------------------------------------------------------
     def robot_pose(self) -> BasePose:
@@ -619,27 +644,74 @@ def _hinge_side(name: str, place: Placement, placements: dict[str, Placement], r
     return side
 
 
-def _free_spot(surf: _Surface, ou: float, ov: float) -> Optional[tuple[float, float]]:
+def _pack_yaws(props: ObjectProperties) -> tuple[float, ...]:
+    # A tool with a handle is turned end for end too: two brooms lie head to tail, each head
+    # beside the other's handle, as a person lays them down on a counter.
+    return (0.0, pi, pi / 2, -pi / 2) if props.handle is not None else (0.0, pi / 2)
+
+
+def _pack_parts(props: ObjectProperties, yaw: float) -> list[tuple[float, float, float, float]]:
+    """The rectangles an object covers on its support, (du, dv, hu, hv) about its centre, turned by
+    ``yaw`` (a multiple of pi/2): a handle tool's handle and head, else its footprint."""
+    if props.handle is not None:
+        parts = [(c[0], c[1], e[0], e[1]) for c, e in handle_parts(props)]
+    else:
+        fw, fd = _footprint(props)
+        parts = [(0.0, 0.0, fw / 2, fd / 2)]
+    c, s = round(cos(yaw)), round(sin(yaw))
+    return [(c * du - s * dv, s * du + c * dv, abs(c) * hu + abs(s) * hv, abs(s) * hu + abs(c) * hv)
+            for du, dv, hu, hv in parts]
+
+
+def _is_long(props: ObjectProperties) -> bool:
+    return max(props.size[0], props.size[1]) >= LONG_OBJECT
+
+
+def _free_spot(surf: _Surface, parts: list[tuple[float, float, float, float]],
+               from_back: bool = False) -> Optional[tuple[float, float]]:
     """Surface coordinates (u along the width, v towards the front) of the free spot nearest the
-    front middle where a footprint of half extents (ou, ov) fits."""
-    umax = surf.hx - ou
-    vmax = surf.hy - ov - surf.margin_front
-    vmin = -surf.hy + ov
-    if umax < -1e-6 or vmax < vmin - 1e-6:
+    front middle (the back middle ``from_back``) where rectangles ``parts`` (offsets and half
+    extents about the spot) fit."""
+    ulo = -surf.hx - min(du - hu for du, _, hu, _ in parts)
+    uhi = surf.hx - max(du + hu for du, _, hu, _ in parts)
+    vmax = surf.hy - max(dv + hv for _, dv, _, hv in parts) - surf.margin_front
+    vmin = -surf.hy - min(dv - hv for _, dv, _, hv in parts)
+    if uhi < ulo - 1e-6 or vmax < vmin - 1e-6:
         return None
-    umax, vmax = max(umax, 0.0), max(vmax, vmin)
-    us = [0.0]
-    k = 1
-    while k * 0.02 <= umax:
-        us += [k * 0.02, -k * 0.02]
-        k += 1
-    v = vmax
+    vmax = max(vmax, vmin)
+    # On a 2 cm grid from the middle outwards (+u before -u); the middle of the range where it
+    # holds no grid point.
+    steps = int(max(abs(ulo), abs(uhi)) / 0.02 + 1e-6)
+    us = sorted((k * 0.02 for k in range(-steps, steps + 1) if ulo - 1e-6 <= k * 0.02 <= uhi + 1e-6),
+                key=lambda u: (abs(round(u / 0.02)), -u)) or [(ulo + uhi) / 2]
+    vs, v = [], vmax
     while v >= vmin - 1e-9:
-        for u in us:
-            if all(abs(u - tu) >= ou + thu + PACK_GAP or abs(v - tv) >= ov + thv + PACK_GAP
-                   for tu, tv, thu, thv in surf.taken):
-                return u, v
+        vs.append(v)
         v -= 0.02
+    if from_back:
+        vs.reverse()
+
+    def free(u: float, v: float) -> bool:
+        return all(abs(u + du - tu) >= hu + thu + PACK_GAP or abs(v + dv - tv) >= hv + thv + PACK_GAP
+                   for du, dv, hu, hv in parts for tu, tv, thu, thv, _ in surf.taken)
+
+    for v in vs:
+        for u in us:
+            if free(u, v):
+                return u, v
+    # A crowded surface: the gaps the grid steps over, flush against what is there (a watering can
+    # between the front row and a broom's handle).
+    eps = 1e-6
+    vs += [tv + sign * (thv + hv + PACK_GAP + eps) - dv for _, tv, _, thv, _ in surf.taken
+           for _, dv, _, hv in parts for sign in (1, -1)]
+    us += [tu + sign * (thu + hu + PACK_GAP + eps) - du for tu, _, thu, _, _ in surf.taken
+           for du, _, hu, _ in parts for sign in (1, -1)]
+    vs = sorted((v for v in vs if vmin - eps <= v <= vmax + eps), reverse=not from_back)
+    us = sorted((u for u in us if ulo - eps <= u <= uhi + eps), key=abs)
+    for v in vs:
+        for u in us:
+            if free(u, v):
+                return u, v
     return None
 
 

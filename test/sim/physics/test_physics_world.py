@@ -101,3 +101,33 @@ def test_autogpt_p_scenes_build(shared_datasets):
         # Nothing fell to the floor or through a surface while settling.
         for obj in objects:
             assert w.position(obj)[2] > 0.0, (name, obj)
+
+
+def test_a_crowded_counter_holds_mop_broom_and_the_rest_each_on_the_counter(shared_datasets):
+    # complex_kitchen4's 2 x 0.6 m counter: ten things, a mop and a broom among them. Packed by
+    # bounding boxes, the broom was stacked on the mop and the watering can sank into it; a mop and
+    # a broom lie head to tail (each head beside the other's handle), and the watering can finds
+    # the gap between the front row and a handle.
+    scene = shared_datasets / "autogpt_p" / "autogpt_p" / "data" / "evaluation" / "scenes" / "complex_kitchen4.txt"
+    w = build_world(load_scene(scene))
+    assert not [m for m in w.warnings if "counter0" in m]
+    on_counter = ("paper_towel0", "bottle_opener0", "cloth0", "pan0", "cornflakes0", "pot0", "watering_can0",
+                  "tape0", "mop0", "broom0")
+    for obj in on_counter:
+        assert w.contacts(obj) == {"counter0"}, (obj, w.contacts(obj))
+        assert w.resting_on(obj, "counter0"), obj
+
+
+def test_two_handle_tools_pack_head_to_tail_where_their_boxes_would_not():
+    from affplan_ros.core.knowledge.objects import load_object_table
+    from affplan_ros.sim.physics.world import _free_spot, _pack_parts, _Surface
+
+    broom = load_object_table().get("broom")
+    surf = _Surface("shelf", 0.0, 0.0, 0.0, 0.0, hx=0.7, hy=0.25, margin_front=0.0)
+    first = _pack_parts(broom, 0.0)
+    u, v = _free_spot(surf, first)
+    surf.taken.extend((u + du, v + dv, hu, hv, 0.05) for du, dv, hu, hv in first)
+    # Two 1.2 x 0.3 m boxes do not fit on 1.4 x 0.5 m; turned end for end, the second does.
+    assert _free_spot(surf, [(0.0, 0.0, 0.6, 0.15)]) is None
+    assert _free_spot(surf, _pack_parts(broom, 0.0)) is None
+    assert _free_spot(surf, _pack_parts(broom, 3.141592653589793)) is not None
