@@ -44,6 +44,7 @@ DOOR_RANGE = 1.9
 HANDLE_HEIGHT = 1.0        # preferred world height of a door handle
 INVISIBLE = 'rgba="0 0 0 0" group="5"'
 PERSON_HAND_HEIGHT = 1.0   # m: where a standing person takes or holds out an object
+PERSON_HANDS = ("r", "l")  # a person's hands, the one they reach with first first
 # Appliances with a start button (how each heats is modelled in sim/physics/heating.py).
 HEATER_BUTTONS = frozenset({"stove", "microwave", "oven"})
 BUTTON_HALF = (0.02, 0.01, 0.02)   # m: half extents of a button (across, out of the face, up)
@@ -378,18 +379,25 @@ def object_xml(name: str, class_name: str, props: ObjectProperties, pos: tuple[f
 
 def human_xml(name: str, x: float, y: float) -> str:
     """A person standing (a static capsule): an obstacle for the base and a handover partner.
-    The hand is a mocap body (moved by the world, not by forces: the person reaches out to where
-    the robot presents something) that touches nothing; it holds an object through a weld
-    (``PhysicsWorld.grip``)."""
+    Each of the two hands (``PERSON_HANDS``) is a mocap body (moved by the world, not by forces:
+    the person reaches out to where the robot presents something) that touches nothing; it holds
+    an object through its own weld (``PhysicsWorld.grip``)."""
+    hands = "".join(
+        f'<body name="{name}/hand_{hand}" mocap="true" pos="{x:.4f} {y:.4f} {PERSON_HAND_HEIGHT}">'
+        '<geom type="sphere" size="0.035" contype="0" conaffinity="0" rgba="0.9 0.7 0.55 1"/>'
+        f'<site name="{name}/hand_{hand}" size="0.01"/></body>' for hand in PERSON_HANDS)
     return (f'<body name="{name}" pos="{x:.4f} {y:.4f} 0">'
             f'<geom name="{name}" type="capsule" fromto="0 0 0.25 0 0 1.5" size="0.22" {WORLD_COLLISION} '
-            'rgba="0.9 0.75 0.6 1"/></body>'
-            f'<body name="{name}/hand" mocap="true" pos="{x:.4f} {y:.4f} {PERSON_HAND_HEIGHT}">'
-            '<geom type="sphere" size="0.035" contype="0" conaffinity="0" rgba="0.9 0.7 0.55 1"/>'
-            f'<site name="{name}/hand" size="0.01"/></body>')
+            'rgba="0.9 0.75 0.6 1"/></body>' + hands)
 
 
 def grip_xml(person: str, obj: str) -> str:
-    """The weld by which ``person``'s hand can hold ``obj``: off until the world switches it on,
-    with the relative pose they have at that moment."""
-    return f'<weld name="{person}/grip/{obj}" body1="{person}/hand" body2="{obj}" active="false"/>'
+    """The welds by which each of ``person``'s hands can hold ``obj``: off until the world switches
+    one on, with the relative pose they have at that moment."""
+    return "".join(f'<weld name="{grip_name(person, hand, obj)}" body1="{person}/hand_{hand}" body2="{obj}" '
+                   'active="false"/>' for hand in PERSON_HANDS)
+
+
+def grip_name(person: str, hand: str, obj: str) -> str:
+    """The name of the weld by which ``person``'s ``hand`` holds ``obj``."""
+    return f"{person}/grip_{hand}/{obj}"

@@ -2,9 +2,11 @@
 ``bodies.human_xml``).
 
 The person is outside the robot, so it is modelled, not simulated as a body with arms: a
-cooperative person standing still who reaches out (a mocap hand that touches nothing) to where the
-robot presents something within their reach, and closes the hand (a weld,
-``PhysicsWorld.grip``) only on an object that is really there. The robot does the motion: the
+cooperative person standing still who reaches out with a free hand (one of two mocap hands that
+touch nothing) to where the robot presents something within their reach, and closes that hand (its
+own weld, ``PhysicsWorld.grip``) only on an object that is really there. What the other hand
+already holds is first brought in to the person's side, out of the arm's way; with both hands
+full nothing more is taken (``HAND_FULL``). The robot does the motion: the
 held object is carried by IK to a point between them, the person grips it, the gripper opens, the
 hand backs off and the arm tucks. The handover succeeded only if afterwards the object hangs in
 the person's hand and the robot's fingers no longer touch it.
@@ -22,7 +24,7 @@ from typing import Optional
 import mujoco
 import numpy as np
 
-from affplan_ros.sim.physics.bodies import PERSON_HAND_HEIGHT
+from affplan_ros.sim.physics.bodies import PERSON_HAND_HEIGHT, PERSON_HANDS, grip_name
 from affplan_ros.sim.physics.robot import ARM_SIDES
 from affplan_ros.sim.physics.skills import LIFT, PRE_GRASP, FailureCode, SkillResult, Skills
 from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind
@@ -32,6 +34,8 @@ ROBOT_REACH = 1.30    # m from the base centre to the person's centre beyond whi
 GRIP_DISTANCE = 0.05  # m: the person closes the hand only on an object this close to it
 BACK_OFF = 0.10       # m the open hand withdraws towards the robot before the arm tucks
 REST_OUT = 0.35       # m from the person's centre they keep what they hold (clear of their body)
+SIDE_OUT = 0.40       # m from the person's centre, sideways, where a hand keeps what it holds aside
+SIDE_HEIGHT = 0.85    # m: the height of what is held at the side (the forearm lowered)
 REACH_SECONDS = 0.6   # s the person takes to move a held object to where they hold it out
 # Where, between the person and the robot, the object is offered: metres from the person's centre
 # (clear of their body, a 0.22 m capsule, with the fingers round the object; within their reach),
@@ -58,9 +62,15 @@ def _handover(sk: Skills, obj: str, person: str) -> SkillResult:
         sk.held[side] = None
         return sk._fail(FailureCode.SLIPPED, f"{obj} is no longer between the fingers (dropped on the way; it "
                         f"touches {', '.join(sorted(x or 'the floor' for x in w.contacts(obj))) or 'nothing'})")
+    hand = w.free_hand(person)
+    if hand is None:
+        return sk._fail(FailureCode.HAND_FULL, f"{person}'s hands are full (they hold "
+                        f"{' and '.join(sorted(w.held_in(person).values()))})")
     gap = _gap(w, person_xy)
     if gap > ROBOT_REACH:
         return _too_far(sk, person, gap)
+    # What the person already holds is brought in to their side, out of the way of the arm.
+    _put_aside(w, person, person_xy)
     tcp, rot, _ = w.site(f"{side}_tcp")
     offset = w.position(obj) - tcp          # where the object hangs from the hand, kept as it is
     plan = _offer_pose(sk, side, person_xy, offset, rot)
@@ -71,25 +81,26 @@ def _handover(sk: Skills, obj: str, person: str) -> SkillResult:
     out = sk.move_arm(side, joints, speed_scale=0.5)
     if not out.ok:
         return sk._blocked(out, f"holding {obj} out to {person}")
-    # The person reaches to where they see the object offered, and grips only if it is there.
-    w.reach_out(person, meet)
+    # The person reaches with the free hand to where they see the object offered, and grips only
+    # if it is there.
+    w.reach_out(person, meet, hand)
     miss = float(np.linalg.norm(w.position(obj) - meet))
     if miss > GRIP_DISTANCE:
         return sk._fail(FailureCode.UNREACHABLE, f"{obj} stopped {miss * 100:.0f} cm from {person}'s hand",
                         distance=miss)
-    w.grip(person, obj)
+    w.grip(person, obj, hand)
     sk.control.set_gripper(side, w.spec.max_aperture, 0.4)
     sk.held[side] = None
     _back_off(sk, side, meet - np.array([*person_xy, meet[2]]))
     sk._tuck()
     w.step(w.steps(0.3))
     pads = sk._pads(side)
-    still = float(np.linalg.norm(w.position(obj) - w.person_hand(person) - _held_offset(w, person, obj)))
+    still = float(np.linalg.norm(w.position(obj) - w.person_hand(person, hand) - _held_offset(w, person, obj)))
     if w.touching_geoms(obj, pads) or still > GRIP_DISTANCE:
         w.release(obj)
         return sk._fail(FailureCode.SLIPPED, f"{person} did not keep hold of {obj} (it is {still * 100:.0f} cm "
                         "from where the hand took it)")
-    return sk._ok(side=side, meet=meet)
+    return sk._ok(side=side, meet=meet, person_hand=hand)
 
 
 def _offer_pose(sk: Skills, side: str, person_xy: np.ndarray, offset: np.ndarray,
@@ -156,8 +167,9 @@ def _back_off(sk: Skills, side: str, away: np.ndarray) -> None:
 
 def _held_offset(w: PhysicsWorld, person: str, obj: str) -> np.ndarray:
     """Where the weld keeps ``obj`` relative to the person's hand, in the world frame."""
-    eq = w.model.equality(f"{person}/grip/{obj}").id
-    rot = w.data.body(f"{person}/hand").xmat.reshape(3, 3)
+    hand = w.grip_hands[obj]
+    eq = w.model.equality(grip_name(person, hand, obj)).id
+    rot = w.data.body(f"{person}/hand_{hand}").xmat.reshape(3, 3)
     return rot @ w.model.eq_data[eq, 3:6]
 
 
@@ -179,6 +191,7 @@ def _receive(sk: Skills, obj: str, person: str) -> SkillResult:
     gap = _gap(w, person_xy)
     if gap > ROBOT_REACH:
         return _too_far(sk, person, gap)
+    _put_aside(w, person, person_xy, keep=obj)
     meet = _taking_point(sk, obj, person_xy, free)
     if meet is None:
         return sk._fail(FailureCode.UNREACHABLE, f"{person} holds {obj} nowhere within their reach where an arm "
@@ -190,6 +203,7 @@ def _receive(sk: Skills, obj: str, person: str) -> SkillResult:
         return sk._fail(FailureCode.BLOCKED, f"{person} could not hold {obj} out: it stopped {miss * 100:.0f} cm "
                         "short (something in the way)", distance=miss)
     pads = [sk._pads(s) for s in free]
+    hand = w.grip_hands[obj]            # the hand that holds it out (the other may hold something)
 
     def let_go_when_taken() -> None:
         # The person feels the robot take it: both pads of one hand on the object.
@@ -205,7 +219,7 @@ def _receive(sk: Skills, obj: str, person: str) -> SkillResult:
         # Not taken (the fingers never closed on it): the person keeps it and draws the hand back.
         _carry_held(w, person, obj, rest_point(person_xy))
         return result
-    w.reach_out(person, rest_point(person_xy))
+    w.reach_out(person, rest_point(person_xy), hand)
     if not result.success:
         return result       # let go, and the robot's hand did not keep it: it fell
     return sk._ok(**result.details, meet=meet)
@@ -238,6 +252,7 @@ def _carry_held(w: PhysicsWorld, person: str, obj: str, point: np.ndarray) -> No
     ``REACH_SECONDS``: round their body (polar about their centre: a straight line could pass
     through it), in small steps, so that the weld carries the object along without a jolt."""
     offset = _held_offset(w, person, obj)       # the object's centre from the hand, kept by the weld
+    hand = w.grip_hands[obj]
     centre = np.array([*_person_xy(w, person), 0.0])
     start = w.position(obj) - centre
     goal = np.asarray(point, float) - centre
@@ -248,7 +263,8 @@ def _carry_held(w: PhysicsWorld, person: str, obj: str, point: np.ndarray) -> No
     for k in range(1, n + 1):
         f = k / n
         a, r = a0 + f * turn, r0 + f * (r1 - r0)
-        w.reach_out(person, centre + np.array([r * cos(a), r * sin(a), start[2] + f * (goal[2] - start[2])]) - offset)
+        w.reach_out(person, centre + np.array([r * cos(a), r * sin(a), start[2] + f * (goal[2] - start[2])]) - offset,
+                     hand)
         w.step(w.steps(REACH_SECONDS / n))
     w.step(w.steps(0.2))
 
@@ -260,13 +276,37 @@ def start_in_person_hand(w: PhysicsWorld, obj: str, person: str) -> Optional[str
     thing = w.things.get(obj)
     if person_xy is None or thing is None or thing.kind != ThingKind.OBJECT or thing.body_id < 0:
         return f"{obj!r} cannot start in {person!r}'s hand"
+    hand = w.free_hand(person)
+    if hand is None:
+        return f"{obj!r} cannot start in {person!r}'s hand: both their hands are full"
+    _put_aside(w, person, person_xy)
     rest = rest_point(person_xy)
-    w.reach_out(person, rest)
+    w.reach_out(person, rest, hand)
     joint = w.model.body_jntadr[thing.body_id]
     adr, dof = w.model.jnt_qposadr[joint], w.model.jnt_dofadr[joint]
     w.data.qpos[adr:adr + 3] = rest        # where it is, upright as it stood
     w.data.qvel[dof:dof + 6] = 0.0
     mujoco.mj_forward(w.model, w.data)
-    w.grip(person, obj)
+    w.grip(person, obj, hand)
     w.step(w.steps(0.2))
     return None
+
+
+def side_point(w: PhysicsWorld, person_xy: np.ndarray, hand: str) -> np.ndarray:
+    """Where a person keeps what one hand holds while the other takes or gives something: brought
+    in at that hand's side (facing the robot), clear of their body and of the arm between them."""
+    base = w.base_pose()
+    facing = np.array([base.x, base.y]) - person_xy
+    norm = float(np.linalg.norm(facing))
+    facing = facing / norm if norm > 1e-6 else np.array([1.0, 0.0])
+    right = np.array([facing[1], -facing[0]])
+    lateral = right if hand == PERSON_HANDS[0] else -right
+    return np.array([*(person_xy + SIDE_OUT * lateral), SIDE_HEIGHT])
+
+
+def _put_aside(w: PhysicsWorld, person: str, person_xy: np.ndarray, keep: Optional[str] = None) -> None:
+    """The person brings what they hold (but ``keep``) in to the side of the hand that holds it."""
+    for hand, held in w.held_in(person).items():
+        point = side_point(w, person_xy, hand)
+        if held != keep and float(np.linalg.norm(w.position(held) - point)) > GRIP_DISTANCE:
+            _carry_held(w, person, held, point)

@@ -158,7 +158,8 @@ def read_relations(world: PhysicsWorld, skills: Skills, scene: Scene, anchors: A
             atoms.add(("hand_occupied", robot))
             continue
         person = world.grips.get(name)
-        if person is not None and np.linalg.norm(world.position(name) - world.person_hand(person)) < PERSON_HOLD:
+        if person is not None and np.linalg.norm(
+                world.position(name) - world.person_hand(person, world.grip_hands[name])) < PERSON_HOLD:
             atoms.add(("inhand", name, person))
             continue
         container = _container_of(world, skills, name)

@@ -39,10 +39,12 @@ from affplan_ros.core.knowledge.objects import ObjectProperties, ObjectTable, lo
 from affplan_ros.core.model.scene import Scene
 from affplan_ros.sim.physics.bodies import (
     DOOR_OPEN,
+    PERSON_HANDS,
     FurnitureGeometry,
     Rect,
     furniture_kind,
     furniture_xml,
+    grip_name,
     grip_xml,
     handle_parts,
     human_xml,
@@ -148,6 +150,7 @@ class PhysicsWorld:
         self.temperatures: dict[str, float] = {}
         self.closed_lids: set[str] = set()                 # containers whose lid is on (not bodies)
         self.grips: dict[str, str] = {}                    # object -> the person whose hand holds it
+        self.grip_hands: dict[str, str] = {}               # object -> which of their hands (PERSON_HANDS)
         # States no body shows, changed only by the motion (or the contact) that causes them.
         self.chopped: set[str] = set()
         self.cleaned: set[str] = set()
@@ -292,35 +295,48 @@ class PhysicsWorld:
 
     # -- where the robot stands ----------------------------------------------------------------
     # -- people's hands ----------------------------------------------------------------------
-    def person_hand(self, person: str) -> np.ndarray:
-        return self.data.site(f"{person}/hand").xpos.copy()
+    def person_hand(self, person: str, hand: str = PERSON_HANDS[0]) -> np.ndarray:
+        return self.data.site(f"{person}/hand_{hand}").xpos.copy()
 
-    def reach_out(self, person: str, point: np.ndarray) -> None:
+    def held_in(self, person: str) -> dict[str, str]:
+        """What ``person`` holds: hand -> object (from the active grips)."""
+        return {self.grip_hands[obj]: obj for obj, who in self.grips.items() if who == person}
+
+    def free_hand(self, person: str) -> Optional[str]:
+        """A hand of ``person`` that holds nothing, or None if both are full."""
+        held = self.held_in(person)
+        return next((hand for hand in PERSON_HANDS if hand not in held), None)
+
+    def reach_out(self, person: str, point: np.ndarray, hand: str = PERSON_HANDS[0]) -> None:
         """The person's hand goes to ``point`` (a mocap body: placed, not pushed; it touches nothing)."""
-        body = self.model.body(f"{person}/hand").id
+        body = self.model.body(f"{person}/hand_{hand}").id
         self.data.mocap_pos[self.model.body_mocapid[body]] = np.asarray(point, float)
         mujoco.mj_forward(self.model, self.data)
 
-    def grip(self, person: str, obj: str) -> None:
-        """``person``'s hand closes on ``obj`` as they are now: the weld's reference pose is set to
-        their present relative pose, then the weld is switched on."""
-        eq = self.model.equality(f"{person}/grip/{obj}").id
-        hand, body = self.data.body(f"{person}/hand"), self.data.body(obj)
-        rot = hand.xmat.reshape(3, 3)
+    def grip(self, person: str, obj: str, hand: str = PERSON_HANDS[0]) -> None:
+        """``person``'s ``hand`` closes on ``obj`` as they are now: the weld's reference pose is set to
+        their present relative pose, then the weld is switched on. A hand holds one thing."""
+        if self.held_in(person).get(hand, obj) != obj:
+            raise ValueError(f"{person}'s {hand} hand already holds {self.held_in(person)[hand]}")
+        eq = self.model.equality(grip_name(person, hand, obj)).id
+        body_hand, body = self.data.body(f"{person}/hand_{hand}"), self.data.body(obj)
+        rot = body_hand.xmat.reshape(3, 3)
         rel_quat = np.zeros(4)
         inv = np.zeros(4)
-        mujoco.mju_negQuat(inv, hand.xquat)
+        mujoco.mju_negQuat(inv, body_hand.xquat)
         mujoco.mju_mulQuat(rel_quat, inv, body.xquat)
         self.model.eq_data[eq, 0:3] = 0.0                          # anchor: body2's origin
-        self.model.eq_data[eq, 3:6] = rot.T @ (body.xpos - hand.xpos)
+        self.model.eq_data[eq, 3:6] = rot.T @ (body.xpos - body_hand.xpos)
         self.model.eq_data[eq, 6:10] = rel_quat
         self.data.eq_active[eq] = 1
         self.grips[obj] = person
+        self.grip_hands[obj] = hand
 
     def release(self, obj: str) -> None:
         person = self.grips.pop(obj, None)
-        if person is not None:
-            self.data.eq_active[self.model.equality(f"{person}/grip/{obj}").id] = 0
+        hand = self.grip_hands.pop(obj, None)
+        if person is not None and hand is not None:
+            self.data.eq_active[self.model.equality(grip_name(person, hand, obj)).id] = 0
 
     def approach_pose(self, location: str, lateral: float = 0.0) -> BasePose:
         """Base pose in front of a piece of furniture (or a floor-standing thing), facing it;

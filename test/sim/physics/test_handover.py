@@ -166,3 +166,36 @@ def test_a_planned_receive_then_place_puts_the_persons_cup_on_the_table():
     result = ex.execute(planned.plan)
     assert result.success, result.failure
     assert ex.goal_reached(goal) and ex.world.resting_on("cup0", "table0") and not ex.world.grips
+
+
+# -- two hands: a second thing is taken with the other hand --------------------------------------
+def test_two_handovers_fill_both_hands_a_third_is_refused_and_either_hand_gives_back():
+    ex = PhysicsExecutor(load_scene(KITCHEN))
+    sk, world = ex.skills, ex.world
+    assert sk.grasp("cup0").success and sk.navigate("human0").success
+    first = handover(sk, "cup0", "human0")
+    assert first.success, first.reason
+    assert sk.start_holding("sponge0").success
+    # The cup stays in the first hand, brought to the person's side; the other hand takes the sponge.
+    second = handover(sk, "sponge0", "human0")
+    assert second.success, second.reason
+    assert world.grips == {"cup0": "human0", "sponge0": "human0"}
+    assert {world.grip_hands["cup0"], world.grip_hands["sponge0"]} == {"r", "l"}
+    sponge_hand = world.grip_hands["sponge0"]
+    world.step(world.steps(1.0))
+    for obj in ("cup0", "sponge0"):
+        at = world.position(obj)
+        assert np.linalg.norm(at - world.person_hand("human0", world.grip_hands[obj])) < 0.1 and at[2] > 0.7
+        assert not world.contacts(obj)                  # in the air, held, touching nothing
+    rel = ex.relations()
+    assert {("inhand", "cup0", "human0"), ("inhand", "sponge0", "human0")} <= rel
+    # Both hands full: a third thing is not offered, the robot keeps it.
+    assert sk.start_holding("apple0").success
+    third = handover(sk, "apple0", "human0")
+    assert not third.success and third.code == FailureCode.HAND_FULL and "hands are full" in third.reason
+    assert sk.holding("apple0") is not None and set(world.grips) == {"cup0", "sponge0"}
+    # The robot takes the sponge back from the second hand; the cup stays in the first.
+    back = receive_object(sk, "sponge0", "human0")
+    assert back.success, back.reason
+    assert world.grips == {"cup0": "human0"} and sk.holding("sponge0") is not None
+    assert world.free_hand("human0") == sponge_hand and world.held_in("human0") == {world.grip_hands["cup0"]: "cup0"}
