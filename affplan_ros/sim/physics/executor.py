@@ -399,8 +399,12 @@ class PhysicsExecutor(ScenarioViews):
     def _physical(text: str, skill: str, result: SkillResult) -> Failure:
         code = result.code or Physical.BLOCKED
         core = FailureCode.NOT_FOUND if code in (Physical.UNKNOWN, Physical.NOT_FOUND) else FailureCode.PHYSICAL
+        suggestion = SUGGESTIONS.get(code, "")
+        if code == Physical.HAND_FULL and skill == "handover":
+            # The person's hands are full (the robot's free hand is what a handover needs anyway).
+            suggestion = "let the person put something down first, or hand it over later"
         return Failure(core, text, f"{skill} failed: {code.value.replace('_', ' ')}", result.reason,
-                       SUGGESTIONS.get(code, ""), detail=code.value, recoverable=True)
+                       suggestion, detail=code.value, recoverable=True)
 
 
 def far_failure(text: str, action: str, distance: float) -> Failure:
