@@ -315,8 +315,8 @@ class ToolSelectionLoop:
                 failed = next((r.result for r in earlier if r.result and (r.executed is False or r.error)), "")
                 last = failed or next((r.result for r in earlier if r.result), "")
                 # The answer's own words before FAILURE say why (a model's reasoning, the interpreter's reason).
-                why = " ".join(rec.answer.strip()[:-len("FAILURE")].split()) if rec.answer.strip().endswith(
-                    "FAILURE") else ""
+                answer = rec.answer.strip()
+                why = " ".join(answer[:-len("FAILURE")].split()) if answer.endswith("FAILURE") else ""
                 return finish(TaskStop.NO_TOOL, "the LLM found no tool that helps further"
                               + (f" ({why[:300]})" if why else "")
                               + (f"; {'what failed' if failed else 'the last round'}: {last}" if last else ""))

@@ -130,8 +130,9 @@ class PhysicsExecutor(ScenarioViews):
         state = read_relations(self.world, self.skills, self.scene, self.anchors)
         self.visited |= {a[2] for a in state if a[0] == "at" and a[1] == self.robot}
 
-    def location_of_robot(self) -> Optional[str]:
-        locs = [a[2] for a in self.relations() if a[0] == "at" and a[1] == self.robot]
+    def location_of_robot(self, state: Optional[set[Atom]] = None) -> Optional[str]:
+        """Where the robot stands (``state``: relations already read, else read now)."""
+        locs = [a[2] for a in (self.relations() if state is None else state) if a[0] == "at" and a[1] == self.robot]
         places = [loc for loc in locs if loc in self.scene.locations]
         return (places or locs or [None])[0]
 
@@ -139,7 +140,10 @@ class PhysicsExecutor(ScenarioViews):
         """What a camera at ``location`` sees now: the place, what stands on or in it (not inside
         a closed door or lid, unless ``see_inside_closed``: what the robot was told), people there,
         what the robot holds if it is there, and the relations among these."""
-        state = self.relations()
+        return self._view(location, self.relations(), see_inside_closed)
+
+    def _view(self, location: str, state: set[Atom], see_inside_closed: bool = False) -> Observation:
+        """``observe`` on relations already read."""
         here = {location} if location in self.scene.objects else set()
         here |= {a[1] for a in state if a[0] in ("located", "at") and len(a) == 3 and a[2] == location}
         if self.robot in here:
@@ -158,9 +162,9 @@ class PhysicsExecutor(ScenarioViews):
         camera sees it or the hand holds it, and which placement among the step's arguments does
         not hold where the robot can tell (the cup is not on the counter in front of it, the
         apple is no longer in its hand), so the memory stops believing what the world undid."""
-        here = self.location_of_robot()
-        visible = {r.name for r in self.observe(here).objects} if here else set()
         state = self.relations()
+        here = self.location_of_robot(state)
+        visible = {r.name for r in self._view(here, state).objects} if here else set()
         out: list[Literal] = []
         for o in args:
             thing = self.world.things.get(o)

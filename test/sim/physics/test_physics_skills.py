@@ -22,6 +22,17 @@ def kitchen(**replace: str) -> Skills:
     return Skills(build_world(parse_scene_text(text) if replace else load_scene(KITCHEN)))
 
 
+def evaluation_scene(shared_datasets: Path, name: str):
+    """An AutoGPT+P evaluation scene (``simple_kitchen.txt``) from the shared data."""
+    return load_scene(shared_datasets / "autogpt_p" / "autogpt_p" / "data" / "evaluation" / "scenes" / name)
+
+
+def evaluation_skills(shared_datasets: Path, name: str) -> tuple[Skills, object]:
+    """The skills on the physics world built from an evaluation scene, and that world."""
+    world = build_world(evaluation_scene(shared_datasets, name))
+    return Skills(world), world
+
+
 def held_by_contact(sk: Skills, obj: str, side: str) -> bool:
     pads = {sk.world.model.geom(f"{side}_pad_a").id, sk.world.model.geom(f"{side}_pad_b").id}
     return sk.world.touching_geoms(obj, pads) == pads
@@ -278,9 +289,7 @@ def test_the_window_beside_an_opened_door_is_opened_from_nearer_its_handle(share
     # AutoGPT+P's simple kitchen: with the room door open beside it, no place to stand at the
     # window's handle with the hand 55 cm ahead of the base leaves the base's arc clear; nearer
     # or further from the handle one does.
-    scene = shared_datasets / "autogpt_p" / "autogpt_p" / "data" / "evaluation" / "scenes" / "simple_kitchen.txt"
-    world = build_world(load_scene(scene))
-    sk = Skills(world)
+    sk, world = evaluation_skills(shared_datasets, "simple_kitchen.txt")
     assert sk.navigate("door0").success and sk.open("door0").success
     assert sk.navigate("window0").success
     result = sk.open("window0")
@@ -293,9 +302,7 @@ def test_carrying_a_cucumber_back_to_the_open_fridge_leaves_its_door_open(shared
     # The hand carrying the cucumber (1.2 m high) sticks out past the base's clear disc; driving
     # back to the fridge it swept the open door shut. The base keeps that much more room from
     # what stands as high (the door's leaf), so the door stays as it was opened.
-    scene = shared_datasets / "autogpt_p" / "autogpt_p" / "data" / "evaluation" / "scenes" / "complex_kitchen4.txt"
-    world = build_world(load_scene(scene))
-    sk = Skills(world)
+    sk, world = evaluation_skills(shared_datasets, "complex_kitchen4.txt")
     assert sk.navigate("refrigerator0").success and sk.open("refrigerator0").success
     opened = world.qpos(world.things["refrigerator0"].joint)
     assert sk.navigate("table0", "cucumber0").success and sk.grasp("cucumber0").success
@@ -309,9 +316,7 @@ def test_carrying_a_cucumber_back_to_the_open_fridge_leaves_its_door_open(shared
 def test_a_fork_behind_a_box_is_refused_and_the_failure_names_the_box(shared_datasets):
     # complex_kitchen1's counter: the fork lies behind the box; every arm pose IK finds for it
     # has the forearm through the box, and the failure says so (not "IK finds no solution").
-    scene = shared_datasets / "autogpt_p" / "autogpt_p" / "data" / "evaluation" / "scenes" / "complex_kitchen1.txt"
-    world = build_world(load_scene(scene))
-    sk = Skills(world)
+    sk, world = evaluation_skills(shared_datasets, "complex_kitchen1.txt")
     assert sk.navigate("counter0", "fork0").success
     box = world.position("box0").copy()
     result = sk.grasp("fork0", "counter0")
@@ -325,9 +330,7 @@ def test_a_knife_carried_to_the_fridge_passes_the_person_without_being_knocked_o
     # AutoGPT+P's simple kitchen: from the counter to the (tall) fridge the knife, held across at
     # 1.2 m, swept through the person and fell. The base keeps the room it sticks out from the
     # person on the way; not from the fridge itself, at whose front it must stand.
-    scene = shared_datasets / "autogpt_p" / "autogpt_p" / "data" / "evaluation" / "scenes" / "simple_kitchen.txt"
-    world = build_world(load_scene(scene))
-    sk = Skills(world)
+    sk, world = evaluation_skills(shared_datasets, "simple_kitchen.txt")
     assert sk.navigate("counter0", "kitchen_knife0").success and sk.grasp("kitchen_knife0").success
     touched: set = set()
     world.watchers.append(lambda: touched.update(world.contacts("kitchen_knife0")))
@@ -335,7 +338,6 @@ def test_a_knife_carried_to_the_fridge_passes_the_person_without_being_knocked_o
     assert "human0" not in touched
     side = sk.holding("kitchen_knife0")
     assert side is not None and len(world.touching_geoms("kitchen_knife0", sk._pads(side))) == 2
-
 
 
 @pytest.mark.shared
@@ -349,8 +351,7 @@ def test_the_cloth_on_complex_kitchen4s_crowded_counter_reaches_the_person(share
     from affplan_ros.core.planning.planner import plan_for_goal
     from affplan_ros.sim.physics.executor import PhysicsExecutor
 
-    scene = load_scene(shared_datasets / "autogpt_p" / "autogpt_p" / "data" / "evaluation" / "scenes"
-                       / "complex_kitchen4.txt")
+    scene = evaluation_scene(shared_datasets, "complex_kitchen4.txt")
     goal = to_dnf(parse_goal("(inhand cloth0 human0)"))
     planned = plan_for_goal(scene, goal, time_limit=30, unknown_classes="warn")   # the scene's bench
     assert planned.solved and planned.plan[0].action == "grasp"
