@@ -157,6 +157,11 @@ class SuiteClient:
     # node's service only after more than 5 s once; found sooner, nothing waits.
     DISCOVERY_S = 15.0
 
+    # Requests that only read, so they may go out again: a fresh client's first request can reach
+    # a server that has not discovered the client yet, and its response is then lost (seen once
+    # in CI: the perception node's get_parameters unanswered for 10 s on a loaded machine).
+    READ_ONLY = frozenset({"GetParameters", "ListParameters", "DescribeParameters", "GetMemory"})
+
     def call(self, srv_type, relative: str, request, timeout: float = 10.0):
         """(response, "") or (None, why)."""
         from affplan_ros.nodes.base import call_service
@@ -164,7 +169,9 @@ class SuiteClient:
         client = self._client("service", srv_type, relative, max(timeout, self.DISCOVERY_S))
         if client is None:
             return None, f"no service answers at {self.name(relative)}"
-        return call_service(client, request, timeout, wait_s=max(timeout, self.DISCOVERY_S), node=self.node)
+        resend = 2.0 if srv_type.__name__ in self.READ_ONLY else None
+        return call_service(client, request, timeout, wait_s=max(timeout, self.DISCOVERY_S), node=self.node,
+                            resend_silent_s=resend)
 
     def run_task(self, task: str, say: Transcript, *, person: Optional[Person] = None, plan_only: bool = False,
                  max_rounds: int = 0, timeout: float = 600.0, wait_s: float = DISCOVERY_S,

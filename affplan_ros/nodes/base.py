@@ -210,7 +210,9 @@ class FutureWait:
 
 # When this process first saw each server (request reader) of a service, by service name.
 _SERVERS_SEEN: dict[str, dict[bytes, float]] = {}
-YOUNG_SERVER_S = 10.0   # a server seen for less long may not have discovered our client yet
+# When each client (by id; a client lives as long as its node) first sent a request.
+_CLIENTS_FIRST_USED: dict[int, float] = {}
+YOUNG_SERVER_S = 10.0   # a server seen (or a client used) for less long may not be discovered yet
 MAX_SENDS = 3           # a request goes out at most this often
 
 
@@ -255,12 +257,15 @@ def call_service(client, request, timeout: float, *, stop: Callable[[], bool] = 
     discovery first, and the request goes out again (at most MAX_SENDS times in all) to a server
     that appears while we wait; the first answer wins. ``resend_silent_s``: for a quick request
     that may be repeated (reading or pushing the memory), also send again after that long
-    without an answer from a server that is young (seen for less than YOUNG_SERVER_S)."""
+    without an answer while the server or our client is young (seen, or first used, less than
+    YOUNG_SERVER_S ago): either side may not have discovered the other yet, and a server that
+    has not seen our client loses its response."""
     if not client.wait_for_service(timeout_sec=wait_s):
         return None, f"no service answers at {client.srv_name}"
     name = node.resolve_service_name(client.srv_name) if node is not None else client.srv_name
     seen = _SERVERS_SEEN.setdefault(name, {})
     first_call, now = not seen, time.monotonic()
+    client_since = _CLIENTS_FIRST_USED.setdefault(id(client), now)
     servers = _servers(node, name)
     for gid in servers:  # on our first call we cannot tell: count them as old
         seen.setdefault(gid, now - YOUNG_SERVER_S if first_call else now)
@@ -289,7 +294,7 @@ def call_service(client, request, timeout: float, *, stop: Callable[[], bool] = 
         current, t = _servers(node, name), time.monotonic()
         for gid in current:
             seen.setdefault(gid, t)
-        young = any(t - seen[g] < YOUNG_SERVER_S for g in current)
+        young = t - client_since < YOUNG_SERVER_S or any(t - seen[g] < YOUNG_SERVER_S for g in current)
         silent = resend_silent_s is not None and young and t - last_send > resend_silent_s
         if len(futures) < MAX_SENDS and (current - servers or silent):
             if current - servers:

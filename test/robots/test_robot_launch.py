@@ -24,8 +24,9 @@ def test_task_level_nodes_come_up_with_the_robot_config(robot):
             # perception watches the robot's camera (the Explore tool's `observe` comes from it)
             from rcl_interfaces.srv import GetParameters
 
+            # 30 s: the node loads its detector (torch) in the background just then, on 2 cores
             got, error = client.call(GetParameters, "perception/get_parameters",
-                                     GetParameters.Request(names=["camera_topic", "observe_timeout_s"]))
+                                     GetParameters.Request(names=["camera_topic", "observe_timeout_s"]), timeout=30)
             assert got is not None, error
             camera = {"tiago": "/head_front_camera/rgb/image_raw", "armar": "/armar/head/rgb/image_raw"}[robot]
             assert [v.string_value for v in got.values[:1]] == [camera] and got.values[1].double_value == 10.0
