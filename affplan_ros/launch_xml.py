@@ -8,6 +8,8 @@ else by name (so a launch file cannot silently mean more than what is started):
 * ``<group>`` with ``<push-ros-namespace namespace>``;
 * ``<node pkg exec name namespace output args>`` with ``<param from>``, ``<param name value>``
   and ``<remap from to>`` inside;
+* ``if`` / ``unless`` on ``<group>`` and ``<node>``: a boolean (true/false, 1/0, any case),
+  usually ``$(var NAME)``; anything else is an error, as in ROS 2 launch;
 * substitutions ``$(var NAME)``, ``$(env NAME [DEFAULT])``, ``$(find-pkg-share affplan_ros)``.
 
 :meth:`LaunchNode.argv` is the command line ``ros2 launch`` would run for a node: the
@@ -151,6 +153,29 @@ def _substitute(text: str, variables: Mapping[str, str], where: str) -> str:
     return text
 
 
+def _boolean(value: str, where: str) -> bool:
+    text = value.strip().lower()
+    if text in ("true", "1"):
+        return True
+    if text in ("false", "0"):
+        return False
+    raise LaunchError(f"{where}: {value!r} is not a boolean (true/false, 1/0)")
+
+
+def _condition(attr: Mapping[str, str], where: str, conditional: bool) -> bool:
+    """Whether an element with ``if`` / ``unless`` applies (elements without them always do)."""
+    if not conditional:
+        if {"if", "unless"} & set(attr):
+            raise LaunchError(f"{where}: if/unless is supported on <group> and <node> only")
+        return True
+    applies = True
+    if "if" in attr:
+        applies = _boolean(attr["if"], f"{where} if=")
+    if "unless" in attr:
+        applies = applies and not _boolean(attr["unless"], f"{where} unless=")
+    return applies
+
+
 def _join_ns(base: str, ns: str) -> str:
     if ns.startswith("/"):
         return "/" + ns.strip("/")
@@ -177,6 +202,8 @@ def parse_launch(path: Path | str, overrides: Optional[Mapping[str, str]] = None
             where = f"{path.name}:<{child.tag}>"
             attr = {k: _substitute(v, variables, where) for k, v in child.attrib.items()
                     if k not in ("name",) or child.tag != "arg"}
+            if not _condition(attr, where, conditional=child.tag in ("group", "node")):
+                continue
             if child.tag == "arg":
                 name = child.get("name", "")
                 if name in overrides:

@@ -21,11 +21,13 @@ STOVE_KITCHEN = {
 
 @contextmanager
 def scripted_suite(tmp: Path, scenario: Path, script: dict, *, parameters: Optional[dict] = None,
-                   time_scale: str = "0.25", log_level: str = "warn", physics: bool = False):
+                   time_scale: str = "0.25", log_level: str = "warn", physics: bool = False,
+                   launch_args: Optional[dict] = None):
     """The sim suite as separate processes from launch/sim.launch.xml on ``scenario``, its
     language backend the scripted answers ``script`` (per task and kind of question) on the
     local chat-completions server. ``parameters``: values for every node (``/**``) over
-    config/sim.yaml; ``physics``: the simulated robot is the MuJoCo world. Yields (suite, env);
+    config/sim.yaml; ``physics``: the simulated robot is the MuJoCo world; ``launch_args``: more
+    arguments of launch/sim.launch.xml (e.g. perception). Yields (suite, env);
     on the way out the suite stops, each node's log is kept in ``tmp``, and every node must have
     exited cleanly."""
     import yaml
@@ -51,7 +53,7 @@ def scripted_suite(tmp: Path, scenario: Path, script: dict, *, parameters: Optio
     try:
         started = start_suite("sim", {"scenario": str(scenario), "params": str(tmp / "params.yaml"),
                                       "time_scale": time_scale, "log_level": log_level,
-                                      "physics": "true" if physics else "false"}, env=env)
+                                      "physics": "true" if physics else "false", **(launch_args or {})}, env=env)
     except BaseException:
         server.stop()
         raise

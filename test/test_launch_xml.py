@@ -29,16 +29,37 @@ def test_arguments_override_and_substitute(tmp_path):
                                              "physics": "true"})
     sim = desc.node("sim_world")
     assert sim.namespace == "/robot1" and sim.params == {"scenario": "/x.yaml", "time_scale": "0", "physics": "true",
-                                                         "camera_rate_hz": "2.0", "video": ""}
+                                                         "camera_rate_hz": "2.0", "video": "", "perception": "false"}
     own = sim.ros_args()[-1]                             # the node's own parameters come last and win
     assert yaml.safe_load(open(own)) == {
         "/robot1/sim_world": {"ros__parameters": {"scenario": "/x.yaml", "time_scale": 0, "physics": True,
-                                                  "camera_rate_hz": 2.0, "video": ""}}}
+                                                  "camera_rate_hz": 2.0, "video": "", "perception": False}}}
     assert parse_launch(launch_file("sim")).node("sim_world").params["physics"] == "false"  # symbolic by default
     assert sim.args == ["--ros-args", "--log-level", "info"] and sim.params_files[0].endswith("config/sim.yaml")
     assert desc.args["time_scale"][0] == "0"
     with pytest.raises(LaunchError, match="has no argument"):
         parse_launch(launch_file("sim"), {"robot": "x"})
+
+
+def test_the_perception_node_comes_with_the_physics_camera_only_when_asked():
+    assert "perception" not in {n.name for n in parse_launch(launch_file("sim"), {"physics": "true"}).nodes}
+    desc = parse_launch(launch_file("sim"), {"physics": "true", "perception": "True"})
+    perception = desc.node("perception")
+    assert perception.params["camera_topic"] == "camera/image_raw" and perception.params["model"].endswith(
+        "kitchen_physics.pt")
+    assert ("observation", "perception/observation") in perception.remaps  # memory takes Explore's views only
+    assert desc.node("sim_world").params["perception"] == "True"
+
+
+def test_if_and_unless_take_booleans_only(tmp_path):
+    launch = tmp_path / "c.launch.xml"
+    launch.write_text('<launch><arg name="on" default="false"/>'
+                      '<node pkg="affplan_ros" exec="memory" if="$(var on)"/>'
+                      '<group unless="$(var on)"><node pkg="affplan_ros" exec="planning"/></group></launch>')
+    assert [n.name for n in parse_launch(launch).nodes] == ["planning"]
+    assert [n.name for n in parse_launch(launch, {"on": "1"}).nodes] == ["memory"]
+    with pytest.raises(LaunchError, match="'yes' is not a boolean"):
+        parse_launch(launch, {"on": "yes"})
 
 
 def test_unsupported_launch_features_are_refused_by_name(tmp_path):
@@ -64,7 +85,7 @@ def test_single_process_composition_keeps_every_parameter(tmp_path):
     assert sim == {"/affplan/sim_world": {"ros__parameters": {"scenario": sim["/affplan/sim_world"]["ros__parameters"]
                                                              ["scenario"], "time_scale": 0,
                                                              "physics": False, "camera_rate_hz": 2.0,
-                                                             "video": ""}}}
+                                                             "video": "", "perception": False}}}
 
 
 def test_a_recovery_scenario_is_also_the_robot_model_of_every_node():

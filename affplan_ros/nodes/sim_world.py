@@ -17,6 +17,9 @@ world but unknown to the robot until it looks there.
 With ``physics:=true`` the world is a MuJoCo physics world built from the same scene
 (sim/physics/served.py): a skill goal runs the step's motions, and the physics state, not the
 planner's model, says whether it worked; the camera reads what it sees from the physics too.
+With ``perception`` as well (launch argument ``perception:=true``), ``observe`` does not read the
+physics: it turns the head, waits for a frame taken after the turn, and asks the perception node
+(YOLO on the rendered head camera) what it sees there.
 
 With ``video`` set (physics only), the world is recorded while it moves: an MP4 of a view from
 above beside the annotated head camera, the step as a caption, and a contact sheet beside it
@@ -35,7 +38,7 @@ import time
 from functools import partial
 
 from rclpy.action import ActionServer, CancelResponse
-from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 from sensor_msgs.msg import RegionOfInterest
 from std_srvs.srv import Trigger
@@ -70,6 +73,9 @@ IMAGE_WIDTH, IMAGE_HEIGHT = 640, 480
 
 CAMERA_FRAME = "head_camera_optical"  # the physics camera's frames (z forward, x right, y down)
 
+PERCEPTION_OBSERVE = "perception/observe"  # the perception node's Observe, beside this node
+PERCEPTION_TIMEOUT_S = 20.0  # observe through the perception node: its answer (a frame, inference)
+
 VIDEO_FPS = 5.0       # frames per simulated second of the physics video
 # A stopping node renders what is queued this long, then finishes the file: within the 5 s
 # `ros2 launch` gives a node before SIGTERM (`affplan up`: 10 s before SIGKILL).
@@ -93,6 +99,9 @@ PARAMS = (
           "camera/depth/image_raw, camera/camera_info, camera/pose (0 = none)", minimum=0),
     Param("camera_width", 320, "physics: camera image width, pixels", minimum=16),
     Param("camera_height", 240, "physics: camera image height, pixels", minimum=16),
+    Param("perception", False, "physics: observe aims the head and asks the perception node watching the "
+          f"head camera (its {PERCEPTION_OBSERVE} service) what the camera shows, instead of reading the "
+          "physics state (needs camera_rate_hz > 0)"),
     Param("video", "", "physics: record the run into this MP4 file (absolute path; a view from above beside "
           "the annotated head camera, the step as a caption) and a contact sheet beside it (.png); "
           "'' = none. Finished by the finish_video service or when the node stops"),
@@ -112,6 +121,9 @@ class SimWorldNode(Node):
             if p.physics and loaded.recovery is not None:
                 raise ValueError(f"{path} is a recovery scenario: its hidden rules are symbolic, the physics "
                                  "world cannot enforce them (run it with physics:=false)")
+            if p.perception and not (p.physics and p.camera_rate_hz > 0):
+                raise ValueError("perception: the perception node needs the "
+                                 "physics world's camera (physics:=true, camera_rate_hz > 0)")
             if p.video and not p.physics:
                 raise ValueError(f"video {p.video!r}: only the physics world is recorded (physics:=true)")
             if p.physics:
@@ -149,6 +161,11 @@ class SimWorldNode(Node):
 
             self.stream = FrameStream(self.sim, self._publish_frame, p.camera_rate_hz, p.camera_width,
                                       p.camera_height, on_error=self.get_logger().error)
+        # Explore's view through the real perception node: its service is called from observe's
+        # callback, so the client has a group of its own.
+        self.perception = (self.create_client(Observe, PERCEPTION_OBSERVE,
+                                              callback_group=MutuallyExclusiveCallbackGroup())
+                           if p.perception else None)
         serve(self, Observe, "observe", self._on_observe, group)
         serve(self, Trigger, "reset_world", self._on_reset, group)
         serve(self, Trigger, "finish_video", self._on_finish_video, group)
@@ -289,6 +306,8 @@ class SimWorldNode(Node):
             return response
         if self.physics:
             self.sim.look_at(where)  # the head turns to the place, so the camera frames show it
+        if self.perception is not None:
+            return self._observe_through_perception(where, response)
         with self.world.lock:  # a consistent view while skills may be running
             seen = self.sim.observe(where)
         msg = SceneObservation(location=where)
@@ -304,6 +323,33 @@ class SimWorldNode(Node):
         self.observation_pub.publish(msg)
         response.success, response.observation = True, msg
         response.message = f"{len(objects)} objects seen at {where}"
+        return response
+
+    def _observe_through_perception(self, where: str, response):
+        """What the perception node makes of the head camera's view of ``where``, once a frame
+        taken after the head turned has gone out; only what stands there (on or in it, directly
+        or not) is reported, as the view also shows other places."""
+        from affplan_ros.core.perception.relations import placed_at
+        from affplan_ros.nodes.base import call_service
+
+        rendered, deadline = self.stream.frames, time.monotonic() + 5.0
+        while self.stream.frames <= rendered and time.monotonic() < deadline:
+            time.sleep(0.02)
+        got, error = call_service(self.perception, Observe.Request(location=where), PERCEPTION_TIMEOUT_S,
+                                  wait_s=PERCEPTION_TIMEOUT_S, node=self)
+        if got is None or not got.success:
+            response.success = False
+            response.message = f"the perception node did not report a view of {where}: {error or got.message}"
+            return response
+        msg = got.observation
+        kept = placed_at(where, [(r.predicate, tuple(r.args)) for r in msg.relations])
+        msg.objects = [o for o in msg.objects if o.name in kept]
+        msg.relations = [r for r in msg.relations if r.args and r.args[0] in kept]
+        msg.location = where
+        self.observation_pub.publish(msg)
+        response.success, response.observation = True, msg
+        things = [o for o in msg.objects if o.name != where]
+        response.message = f"{len(things)} objects seen at {where} (perception node)"
         return response
 
     @staticmethod

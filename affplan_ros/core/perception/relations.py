@@ -207,3 +207,23 @@ class Assumptions:
                 else:
                     relations.append(EstimatedRelation(rule.predicate, (obj.name,), rule.confidence, True, basis))
         return relations, liquids
+
+
+PLACEMENTS = ("on", "in", "liquid_in")
+
+
+def placed_at(location: str, relations: Sequence[tuple[str, Sequence[str]]]) -> set[str]:
+    """The names a view of ``location`` shows *there*: the location itself and whatever stands
+    on or in it, directly or through other things (a banana in a bowl on the table). A camera
+    pointed at one place also shows other furniture and what stands on it; those belong to
+    their own places and must not be moved to this one."""
+    parent = {args[0]: args[1] for predicate, args in relations if predicate in PLACEMENTS and len(args) == 2}
+    kept = {location}
+    for name in parent:
+        seen, at = {name}, parent[name]
+        while at not in kept and at in parent and at not in seen:  # bounded: a cycle stops it
+            seen.add(at)
+            at = parent[at]
+        if at in kept:
+            kept |= seen
+    return kept

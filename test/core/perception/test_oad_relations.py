@@ -170,3 +170,12 @@ def test_annotated_image_draws_boxes_and_labels():
     x1, y1, x2, y2 = (int(v) for v in objs[0].box)
     assert changed[y1:y2 + 1, x1].mean() > 0.9          # the box's left edge is drawn
     assert changed[-30:, :200].any()                      # the relation list at the bottom
+
+
+def test_a_view_of_a_place_keeps_what_stands_there_directly_or_not():
+    from affplan_ros.core.perception.relations import placed_at
+
+    seen = [("on", ("bowl0", "table0")), ("in", ("banana0", "bowl0")), ("on", ("cup0", "counter0")),
+            ("closed", ("refrigerator0",)), ("on", ("a", "b")), ("on", ("b", "a"))]  # a cycle ends the walk
+    assert placed_at("table0", seen) == {"table0", "bowl0", "banana0"}
+    assert placed_at("refrigerator0", seen) == {"refrigerator0"}
