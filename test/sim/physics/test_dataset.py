@@ -1,0 +1,96 @@
+"""Labelled views of physics worlds (sim/physics/dataset.py): labels from the segmentation
+rendering, what a closed door hides, determinism per seed."""
+from __future__ import annotations
+
+from itertools import product
+
+import numpy as np
+
+from affplan_ros.core.files.scene_io import parse_scene_text
+from affplan_ros.sim.physics.camera import HeadCamera
+from affplan_ros.sim.physics.dataset import CLASSES, EVAL_SEED, LabelledBox, label_view, random_view, stand_and_look
+from affplan_ros.sim.physics.world import PhysicsWorld, build_world
+
+
+def kitchen(relations: str, locations: str) -> PhysicsWorld:
+    """A table, a counter and a refrigerator, an apple and a cup, placed by ``relations``."""
+    return build_world(parse_scene_text(
+        "SCENE-DESCRIPTION\nOBJECTS\ntable:0\ncounter:0\nrefrigerator:0\napple:0\ncup:0\nrobot:0\nEND-OBJECTS\n"
+        f"RELATIONS\n{relations}\nat robot:0 table:0\nEND-RELATIONS\nLOCATIONS\n{locations}\nEND-LOCATIONS\n"))
+
+
+def look(world: PhysicsWorld, target: str) -> tuple[object, dict[str, LabelledBox]]:
+    stand_and_look(world, target)
+    camera = HeadCamera(world, 320, 240)
+    try:
+        frame, boxes = label_view(world, camera)
+    finally:
+        camera.close()
+    return frame, {b.name: b for b in boxes}
+
+
+def projected_box(frame, world: PhysicsWorld, name: str) -> tuple[np.ndarray, np.ndarray]:
+    """Image corners of the 2-D box round the projection of ``name``'s 3-D bounding box."""
+    thing = world.thing(name)
+    sx, sy, sz = thing.props.size
+    sy, sz = (sx, sx) if thing.props.shape == "sphere" else (sx if thing.props.shape == "cylinder" else sy, sz)
+    half = np.array([sx, sy, sz]) / 2
+    pixels = np.array([frame.pixel_of(world.position(name) + world.rotation(name) @ (half * np.array(s)))[:2]
+                       for s in product((-1, 1), repeat=3)])
+    return pixels.min(axis=0), pixels.max(axis=0)
+
+
+def inside(box: tuple[int, int, int, int], u: float, v: float) -> bool:
+    return box[0] <= u < box[2] and box[1] <= v < box[3]
+
+
+def test_a_box_is_where_its_object_is_and_only_known_classes_are_labelled():
+    world = kitchen("on apple:0 table:0\non cup:0 table:0\nclosed refrigerator:0",
+                    "table0 table:0 apple:0 cup:0\ncounter0 counter:0\nrefrigerator0 refrigerator:0")
+    frame, boxes = look(world, "table0")
+    assert {"apple0", "cup0", "table0"} <= set(boxes), boxes
+    for name in ("apple0", "cup0"):
+        box = boxes[name]
+        u, v, z = frame.pixel_of(world.position(name))
+        assert inside(box.box, u, v), (name, box, u, v)
+        # Tight: within the projection of the object's bounding box (its visible pixels only).
+        lo, hi = projected_box(frame, world, name)
+        assert lo[0] - 2 <= box.box[0] and lo[1] - 2 <= box.box[1], (name, box, lo)
+        assert box.box[2] <= hi[0] + 2 and box.box[3] <= hi[1] + 2, (name, box, hi)
+        # The box's centre pixel shows the object: its depth is about the object's distance.
+        cu, cv = (box.box[0] + box.box[2]) // 2, (box.box[1] + box.box[3]) // 2
+        assert abs(float(frame.depth[cv, cu]) - z) < 0.08, (name, frame.depth[cv, cu], z)
+    assert boxes["apple0"].label == "apple" and boxes["cup0"].label == "cup"
+    # The table fills the lower image, less what stands on it: a pixel belongs to one thing only.
+    table = boxes["table0"]
+    area = (table.box[2] - table.box[0]) * (table.box[3] - table.box[1])
+    hidden = boxes["cup0"].visible_px + boxes["apple0"].visible_px
+    assert 5 * boxes["cup0"].visible_px < table.visible_px <= area - hidden
+    # The robot's own arms, the walls and the floor get no box.
+    assert all(b.label in CLASSES for b in boxes.values())
+    assert not any(name.startswith("robot") for name in boxes)
+
+
+def test_an_apple_in_the_closed_refrigerator_has_no_box_and_has_one_with_the_door_open():
+    locations = "table0 table:0 cup:0\ncounter0 counter:0\nrefrigerator0 refrigerator:0 apple:0"
+    closed = kitchen("in apple:0 refrigerator:0\non cup:0 table:0\nclosed refrigerator:0", locations)
+    frame, boxes = look(closed, "refrigerator0")
+    assert "refrigerator0" in boxes
+    # The apple lies within the picture, behind the door: the camera cannot see it.
+    u, v, _ = frame.pixel_of(closed.position("apple0"))
+    assert 0 <= u < 320 and 0 <= v < 240
+    assert "apple0" not in boxes, boxes
+    opened = kitchen("in apple:0 refrigerator:0\non cup:0 table:0\nopened refrigerator:0", locations)
+    frame, boxes = look(opened, "refrigerator0")
+    assert "apple0" in boxes, boxes
+    u, v, _ = frame.pixel_of(opened.position("apple0"))
+    assert inside(boxes["apple0"].box, u, v)
+
+
+def test_the_same_seed_gives_the_same_view_and_another_index_another():
+    a, b = random_view(EVAL_SEED, 3), random_view(EVAL_SEED, 3)
+    assert a.scene == b.scene == f"seed {EVAL_SEED} view 3"
+    assert np.array_equal(a.rgb, b.rgb) and a.boxes == b.boxes and a.boxes
+    assert a.rgb.shape == (240, 320, 3) and a.depth.shape == (240, 320) and a.depth.dtype == np.float32
+    c = random_view(EVAL_SEED, 4)
+    assert not np.array_equal(a.rgb, c.rgb)
