@@ -43,7 +43,7 @@ BENCHMARKS: list[Benchmark] = [
     Benchmark("oam", "affplan_ros.bench.oam",
               "LLM object-affordance mapping against ground truth (paper Table II)"),
     Benchmark("perception", "affplan_ros.bench.perception",
-              "detector inference and OAD time per frame on drawn camera images (CPU)"),
+              "detector and OAD time per frame, detection and on/in scores, on drawn or physics camera frames"),
     Benchmark("recovery", "affplan_ros.bench.recovery", "failure recovery: LASP and CoPAL cases"),
     Benchmark("tokens", "affplan_ros.bench.tokens", "prompt and completion tokens per prompt kind"),
     Benchmark("faults", "affplan_ros.bench.faults",
