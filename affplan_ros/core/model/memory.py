@@ -209,10 +209,18 @@ class Memory:
             loc.objects = here + [n for n in loc.objects if n not in here]
             for n in gone:  # beliefs about objects that are no longer where they were are stale
                 self._touch(n, stamp)
-        observed = set(obs.relations)
-        self._unset(lambda r: subject(r) not in gone and (subject(r) not in fresh or r in observed), stamp)
+        # An assumption does not replace knowledge: a door the robot opened and looks into again
+        # stays open although the view assumes closed (a detector cannot tell).
+        known = {(subject(r), len(r.args)) for r in self.relations if r not in self.assumed}
+        blocked = {r for r in obs.assumed if (subject(r), len(r.args)) in known}
+        kept = {(subject(r), len(r.args)) for r in blocked}
+        observed = set(obs.relations) - blocked
+        self._unset(lambda r: subject(r) not in gone and (subject(r) not in fresh or r in observed
+                                                           or (subject(r), len(r.args)) in kept), stamp)
         applied = set()
         for r in obs.relations:
+            if r in blocked:
+                continue
             about = subject(r)
             if about in seen and about not in fresh:
                 continue

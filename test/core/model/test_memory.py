@@ -87,6 +87,18 @@ def test_assumptions_stay_marked_until_seen_or_changed() -> None:
     assert closed not in mem.relations and mem.assumed == set()
 
 
+def test_an_assumption_does_not_replace_what_the_robot_knows() -> None:
+    mem = Memory()
+    fridge = ObjectRecord("refrigerator0", "refrigerator", 0, ("open", "close"))
+    opened, closed = Relation("opened", ("refrigerator0",)), Relation("closed", ("refrigerator0",))
+    mem.add_relation(opened)  # the robot opened it
+    mem.merge(Observation((fridge,), (closed,), "refrigerator0", assumed=(closed,)))
+    assert opened in mem.relations and closed not in mem.relations and mem.assumed == set()
+    # Seen closed (not assumed): the view wins.
+    mem.merge(Observation((fridge,), (closed,), "refrigerator0"))
+    assert closed in mem.relations and opened not in mem.relations
+
+
 def test_json_round_trip_and_bad_data() -> None:
     ex = SimulatedExecutor(kitchen_scene(), oam=OAM)
     mem = ex.initial_memory(["table0", "counter0"])
