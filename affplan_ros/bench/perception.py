@@ -206,9 +206,13 @@ def run(args: argparse.Namespace) -> int:
         obs = pipeline.process(view.image_bgr, view.depth, view.intrinsics)
         if i < args.warmup:
             continue
-        matched = _match(obs.objects, view.labels, view.boxes, synonyms)
-        names = {k: o.name for k, o in matched.items()}
-        for cls, n in _class_counts(obs.objects, view, matched, synonyms).items():
+        # Detections of classes the OAM does not know (a person) count as detections; named
+        # objects only have relations.
+        detected = [*obs.objects, *obs.unknown]
+        matched = _match(detected, view.labels, view.boxes, synonyms)
+        unnamed = {id(d) for d in obs.unknown}
+        names = {k: o.name for k, o in matched.items() if id(o) not in unnamed}
+        for cls, n in _class_counts(detected, view, matched, synonyms).items():
             classes.setdefault(cls, Counter()).update(n)
         found_rel = {(r.predicate, *r.args) for r in obs.relations if not r.assumed}
         for pred, n in _relation_counts(view, names, found_rel).items():
@@ -216,7 +220,8 @@ def run(args: argparse.Namespace) -> int:
         tp = len(matched)
         truth_rel = {(p, names.get(c), names.get(s)) for p, c, s in view.relations}
         frames.append({"scene": view.scene, "objects_drawn": len(view.boxes), "objects_detected": len(obs.objects),
-                       "tp": tp, "fp": len(obs.objects) - tp, "fn": len(view.boxes) - tp,
+                       "unknown_detected": len(obs.unknown), "tp": tp, "fp": len(detected) - tp,
+                       "fn": len(view.boxes) - tp,
                        "relations_true": len(view.relations), "relations_found": len(found_rel),
                        "relations_correct": len(truth_rel & found_rel), "source_ms": view.source_s * 1000,
                        **{f"{k}_ms": v * 1000 for k, v in obs.timings.items()}})
@@ -276,6 +281,8 @@ def _summary(r: dict) -> str:
         f"({d['tp']} TP, {d['fp']} FP, {d['fn']} FN). Relations on/in: precision {rel['precision']:.3f}, "
         f"recall {rel['recall']:.3f} ({rel['correct']} of {rel['true']} true, {rel['found']} found).", "",
         "## Detection per class", "",
+        "Detections of classes the OAM does not know (e.g. `human`) are scored here, but get no name and no "
+        "relations.", "",
         "| class | ground-truth boxes | TP | FP | FN | precision | recall |", "|---|---:|---:|---:|---:|---:|---:|",
         *(f"| {cls} | {c['gt']} | {c['tp']} | {c['fp']} | {c['fn']} | {c['precision']:.3f} | {c['recall']:.3f} |"
           for cls, c in r["per_class"].items()), "",

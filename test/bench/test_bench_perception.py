@@ -89,3 +89,40 @@ def test_relations_are_scored_through_the_matching():
     # The cup not detected: its relation is not counted; a child's parent not detected: not observable.
     counts = _relation_counts(view, {k: v for k, v in matched.items() if k not in (0, 3)}, found)
     assert (counts["on"]["found"], counts["on"]["true"], counts["on"]["observable"]) == (3, 2, 0)
+
+
+def test_with_true_boxes_every_class_is_found_and_relations_mostly_right(tmp_path, monkeypatch):
+    """The scoring end to end on physics views, the detector replaced by one that returns the
+    ground-truth boxes: every class found (a person too, whom the OAM does not know), and the
+    pipeline's on/in estimates from those boxes and depth mostly agree with the physics."""
+    from affplan_ros.bench import perception_physics
+    from affplan_ros.core.perception.detection import Detection
+    from affplan_ros.core.perception.pipeline import PerceptionPipeline
+
+    class TrueBoxes:
+        kind, labels, imgsz, boxes = "ground truth", [], 0, []
+
+        def detect(self, image_bgr):
+            return [Detection(label, label, 0.99, tuple(map(float, box))) for label, box in self.boxes]
+
+    detector = TrueBoxes()
+    views = perception_physics.views
+
+    def views_shown(*args):
+        for view in views(*args):
+            detector.boxes = list(zip(view.labels, view.boxes))
+            yield view
+
+    def load_detector(pipeline, search=()):
+        pipeline.detector = detector
+        return detector
+
+    monkeypatch.setattr(perception_physics, "views", views_shown)
+    monkeypatch.setattr(PerceptionPipeline, "load_detector", load_detector)
+    code, data = _run(tmp_path, "--source", "physics", "--frames", "12", "--warmup", "0")
+    assert code == 0
+    _check_scores(data)
+    assert data["detection"]["fp"] == data["detection"]["fn"] == 0 and data["detection"]["tp"] > 30
+    assert "human" in data["per_class"] and all(c["recall"] == 1.0 for c in data["per_class"].values())
+    on = data["relations_by_predicate"]["on"]
+    assert on["observable"] >= 10 and on["precision"] >= 0.8 and on["accuracy"] >= 0.6, on
