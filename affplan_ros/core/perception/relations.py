@@ -2,7 +2,9 @@
 plus the relations a camera cannot see, taken from configuration and marked as assumptions.
 
 2D rule (what an upright camera sees): an object stands on (or lies in) a parent when most of
-its width is over the parent and its bottom edge is near the parent's top edge. Whether that is
+its width is over the parent and its bottom edge is near the parent's top edge. A camera looking
+down at a table sees the things on it anywhere inside the top's box: with a depth image, a
+bottom edge further down the parent's box also counts when the depth shows the two touching. Whether that is
 ``on`` or ``in`` follows the parent's affordances (``support`` / ``contain``); a parent with both
 decides by how much of the child's box lies inside the parent's box. Each object gets at most
 one parent: the candidate with the highest confidence. With a depth image the rule also needs
@@ -45,6 +47,7 @@ class RelationConfig:
     above_tolerance: float = 0.04     # how far above the parent's top edge (x parent height)
     inside_fraction: float = 0.25     # parent with support+contain: child box this much inside -> "in"
     depth_tolerance_m: float = 0.12   # child bottom vs. parent surface depth
+    from_above_depth_factor: float = 0.75  # seen from above (bottom deep in the parent box): depth must agree
     child_affordance: str = "carry"   # only things that can be carried stand on/in something (PDDL types)
     support_affordance: str = "support"
     contain_affordance: str = "contain"
@@ -107,20 +110,25 @@ def estimate_relations(objects: Sequence[PerceivedObject], config: RelationConfi
             # Where the child's bottom is relative to the parent's top edge, in parent heights.
             offset = (child.box[3] - parent.box[1]) / height
             band = cfg.inside_band if contains else cfg.surface_band
-            if offset < -cfg.above_tolerance or offset > band:
+            if offset < -cfg.above_tolerance or offset > 1.0:
                 continue
-            # 1 near the top edge, 0.5 at the ends of the allowed band.
-            closeness = 1.0 - max(0.0, offset - band / 2) / band if offset >= 0 \
-                else 1.0 + offset / cfg.above_tolerance * 0.5
+            factor = _depth_factor(child, parent, depth_m, cfg.depth_tolerance_m) if depth_m is not None else None
+            if offset > band:
+                # A camera looking down at a table sees what stands on it anywhere in the top's
+                # box, not at its top edge: then only depth can tell that the two touch.
+                if factor is None or factor < cfg.from_above_depth_factor:
+                    continue
+                closeness = 1.0
+            else:  # 1 near the top edge, 0.5 at the ends of the allowed band.
+                closeness = 1.0 - max(0.0, offset - band / 2) / band if offset >= 0 \
+                    else 1.0 + offset / cfg.above_tolerance * 0.5
             confidence = overlap * closeness
             inside = _overlap_y(child.box, parent.box) / max(1e-6, child.box[3] - child.box[1])
             predicate = "in" if contains and (not supports or inside >= cfg.inside_fraction) else "on"
             basis = "2d"
-            if depth_m is not None:
-                factor = _depth_factor(child, parent, depth_m, cfg.depth_tolerance_m)
-                if factor is not None:
-                    confidence *= factor
-                    basis = "2d+depth"
+            if factor is not None:
+                confidence *= factor
+                basis = "2d+depth"
             rel = EstimatedRelation(predicate, (child.name, parent.name), round(float(confidence), 3), False, basis)
             if best is None or rel.confidence > best.confidence:
                 best = rel

@@ -179,3 +179,15 @@ def test_a_view_of_a_place_keeps_what_stands_there_directly_or_not():
             ("closed", ("refrigerator0",)), ("on", ("a", "b")), ("on", ("b", "a"))]  # a cycle ends the walk
     assert placed_at("table0", seen) == {"table0", "bowl0", "banana0"}
     assert placed_at("refrigerator0", seen) == {"refrigerator0"}
+
+
+def test_seen_from_above_a_thing_is_on_the_table_only_when_the_depth_shows_them_touching():
+    """Looking down at a table, a cup stands in the middle of the top's box, not at its top edge."""
+    table = PerceivedObject("table", 0, OAM.affordances_of("table"), 0.9, (0, 80, 320, 240))
+    cup = PerceivedObject("cup", 0, OAM.affordances_of("cup"), 0.9, (140, 140, 180, 200))
+    depth = np.full((240, 320), 1.0, np.float32)   # the table top, 1 m away
+    depth[140:200, 140:180] = 0.97                 # the cup standing on it
+    assert [str(r) for r in estimate_relations([table, cup], RelationConfig(), depth)] == ["(on cup0 table0)"]
+    assert estimate_relations([table, cup], RelationConfig()) == []  # without depth: not near the top edge
+    depth[140:200, 140:180] = 0.5                   # held half a metre above it
+    assert estimate_relations([table, cup], RelationConfig(), depth) == []
