@@ -129,3 +129,16 @@ def observation_to_msg(observation, header, location: str, oam):
     relations = [Relation(predicate=r.predicate, arguments=list(r.args), confidence=float(r.confidence),
                           assumed=r.assumed) for r in observation.relations]
     return SceneObservation(header=header, location=location, objects=objects, relations=relations)
+
+
+def pose_to_matrix(pose):
+    """geometry_msgs/Pose -> (3x3 rotation, position) as numpy arrays; None unless the position
+    is finite and the quaternion has unit length (within 1 %)."""
+    import numpy as np
+    from scipy.spatial.transform import Rotation
+
+    p, q = pose.position, pose.orientation
+    position, quat = np.array([p.x, p.y, p.z], float), np.array([q.x, q.y, q.z, q.w], float)
+    if not (np.isfinite(position).all() and np.isfinite(quat).all()) or abs(np.linalg.norm(quat) - 1.0) > 0.01:
+        return None
+    return Rotation.from_quat(quat).as_matrix(), position

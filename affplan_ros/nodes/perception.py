@@ -8,7 +8,8 @@ times a second, and publishes
   boxes (and poses with depth), estimated and assumed relations — what memory subscribes to;
 * ``annotated_image`` (sensor_msgs/Image, latched): boxes and affordance labels, for RViz.
 
-Services: ``observe`` (Observe: the next processed view, for the Explore tool) and
+Services: ``observe`` (Observe: the next processed view, for the Explore tool; with a location,
+the view of that place: what stands on or in it) and
 ``generate_oam`` (GenerateOam: map new classes to affordances with the LLM; cached).
 
 The detector (torch + ultralytics) loads in the background after start-up, so the node is up
@@ -25,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Optional
 
+from geometry_msgs.msg import PoseStamped
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
@@ -42,6 +44,7 @@ from affplan_ros.core.perception.detection import (
 )
 from affplan_ros.core.perception.image import ImageFormatError, to_bgr, to_depth_m
 from affplan_ros.core.perception.pipeline import PerceptionPipeline, PerceptionSettings
+from affplan_ros.core.perception.views import at_location
 from affplan_ros.env import config_file, share_dir
 from affplan_ros.msg import ObjectAffordances, SceneObservation
 from affplan_ros.nodes.base import (
@@ -52,7 +55,7 @@ from affplan_ros.nodes.base import (
     serve,
     subscribe,
 )
-from affplan_ros.nodes.convert import image_fields, image_msg, observation_to_msg
+from affplan_ros.nodes.convert import image_fields, image_msg, observation_to_msg, pose_to_matrix
 from affplan_ros.nodes.params import Param, declare_params
 from affplan_ros.srv import GenerateOam, Observe
 
@@ -61,6 +64,8 @@ PARAMS = (
     Param("camera_topic", "camera/image_raw", "colour image topic (rgb8, bgr8, rgba8, bgra8, mono8)", nonempty=True),
     Param("depth_topic", "", "registered depth image topic (16UC1 mm or 32FC1 m); '' = no depth"),
     Param("camera_info_topic", "", "camera info of the depth image (intrinsics for 3D positions); '' = none"),
+    Param("camera_pose_topic", "", "PoseStamped of the colour camera's optical frame in the map: with depth, an "
+          "object seen again where it was keeps its name across views; '' = names from 2D tracking only"),
     Param("model", "models/kitchen_shapes.pt", "YOLO weight file; relative paths are looked up in the package's "
           "config/ folder", read_only=False),
     Param("detector_kind", "auto", "auto | yolo | yolo_world | yoloe (open vocabulary: classes from the OAM)",
@@ -91,6 +96,7 @@ class PerceptionNode(Node):
         super().__init__("perception")
         p = declare_params(self, PARAMS)
         self.camera_topic, self.depth_topic, self.info_topic = p.camera_topic, p.depth_topic, p.camera_info_topic
+        self.pose_topic = p.camera_pose_topic
         self.cache_file, self.location = p.oam_cache_file, p.location
         self.max_rate, self.observe_timeout = p.max_rate_hz, p.observe_timeout_s
         self.llm_base_url, self.llm_model, self.llm_key_env = p.llm_base_url, p.llm_model, p.llm_api_key_env
@@ -115,7 +121,9 @@ class PerceptionNode(Node):
         self._latest_received = 0.0
         self._depth: Optional[Image] = None
         self._intrinsics: Optional[tuple[float, float, float, float]] = None
-        self._last_observation = None               # (SceneObservation msg, monotonic time of its frame)
+        self._pose = None                            # (rotation optical -> map, position) of the newest camera pose
+        self._last_observation = None               # (SceneObservation msg, monotonic time of its frame,
+                                                    #  the pipeline's observation, the frame's header)
         self._frame_error = ("", 0.0)               # why the newest frame could not be used, and when
         self._detector_state = "loading"            # loading | ready | error
         self._detector_error = ""
@@ -129,6 +137,8 @@ class PerceptionNode(Node):
             subscribe(self, Image, self.depth_topic, self._on_depth, SENSOR_QOS, sensors)
         if self.info_topic:
             subscribe(self, CameraInfo, self.info_topic, self._on_info, SENSOR_QOS, sensors)
+        if self.pose_topic:
+            subscribe(self, PoseStamped, self.pose_topic, self._on_pose, SENSOR_QOS, sensors)
         # Inference in its own group: sensor callbacks and services stay responsive meanwhile.
         self.create_timer(1.0 / self.max_rate, self._process_newest, callback_group=MutuallyExclusiveCallbackGroup())
         services = ReentrantCallbackGroup()
@@ -217,6 +227,15 @@ class PerceptionNode(Node):
             with self._lock:
                 self._intrinsics = (float(k[0]), float(k[4]), float(k[2]), float(k[5]))
 
+    def _on_pose(self, msg: PoseStamped) -> None:
+        pose = pose_to_matrix(msg.pose)
+        if pose is None:
+            self._log_once(f"camera pose on {self.resolve_topic_name(self.pose_topic)} rejected: not a finite pose "
+                           "with a unit quaternion")
+            return
+        with self._lock:
+            self._pose = pose
+
     def _log_once(self, text: str, level: str = "error", every_s: float = 30.0) -> None:
         """Bad input repeats at the camera's rate: say it once, then again after ``every_s``."""
         now = time.monotonic()
@@ -227,6 +246,7 @@ class PerceptionNode(Node):
     def _process_newest(self) -> None:
         with self._lock:
             msg, received, depth_msg, intrinsics = self._latest, self._latest_received, self._depth, self._intrinsics
+            pose = self._pose
             ready = self._detector_state == "ready"
             if msg is None or not ready:
                 return
@@ -236,7 +256,8 @@ class PerceptionNode(Node):
             depth = None
             if depth_msg is not None:
                 depth = to_depth_m(image_fields(depth_msg))
-            observation = self.pipeline.process(image, depth, intrinsics if depth is not None else None)
+            observation = self.pipeline.process(image, depth, intrinsics if depth is not None else None,
+                                                camera_pose=pose)
         except (ImageFormatError, DetectorError) as exc:
             error = f"camera frame on {self.resolve_topic_name(self.camera_topic)} rejected: {exc}"
             with self._frame_ready:
@@ -254,7 +275,7 @@ class PerceptionNode(Node):
         if observation.annotated is not None:
             self.annotated_pub.publish(image_msg(observation.annotated, "bgr8", msg.header))
         with self._frame_ready:
-            self._last_observation, self._frame_error = (out, received), ("", 0.0)
+            self._last_observation, self._frame_error = (out, received, observation, msg.header), ("", 0.0)
             self._frame_ready.notify_all()
 
     # -- services ---------------------------------------------------------------------------
@@ -268,12 +289,12 @@ class PerceptionNode(Node):
             while True:
                 last = self._last_observation
                 if last is not None and last[1] >= asked - 1.0 / self.max_rate:
-                    response.success, response.observation = True, last[0]
-                    if request.location:
-                        response.observation.location = request.location
-                        for o in response.observation.objects:
-                            o.location = request.location
-                    response.message = f"{len(last[0].objects)} objects, {len(last[0].relations)} relations"
+                    # With a location: the view of that place (the biggest detection of its class
+                    # named as the map names it; only what stands on or in it).
+                    out = (observation_to_msg(at_location(last[2], request.location), last[3], request.location,
+                                              self.pipeline.oam) if request.location else last[0])
+                    response.success, response.observation = True, out
+                    response.message = f"{len(out.objects)} objects, {len(out.relations)} relations"
                     return response
                 if self._detector_state == "error":
                     response.success, response.message = False, f"detector not available: {self._detector_error}"

@@ -326,10 +326,8 @@ class SimWorldNode(Node):
         return response
 
     def _observe_through_perception(self, where: str, response):
-        """What the perception node makes of the head camera's view of ``where``, once a frame
-        taken after the head turned has gone out; only what stands there (on or in it, directly
-        or not) is reported, as the view also shows other places."""
-        from affplan_ros.core.perception.relations import placed_at
+        """What the perception node makes of the head camera's view of ``where`` (only what stands
+        there: Observe with a location), once a frame taken after the head turned has gone out."""
         from affplan_ros.nodes.base import call_service
 
         rendered, deadline = self.stream.frames, time.monotonic() + 5.0
@@ -342,10 +340,6 @@ class SimWorldNode(Node):
             response.message = f"the perception node did not report a view of {where}: {error or got.message}"
             return response
         msg = got.observation
-        kept = placed_at(where, [(r.predicate, tuple(r.args)) for r in msg.relations])
-        msg.objects = [o for o in msg.objects if o.name in kept]
-        msg.relations = [r for r in msg.relations if r.args and r.args[0] in kept]
-        msg.location = where
         self.observation_pub.publish(msg)
         response.success, response.observation = True, msg
         things = [o for o in msg.objects if o.name != where]

@@ -20,6 +20,7 @@ import yaml
 from affplan_ros.core.errors import ConfigError
 from affplan_ros.core.files.settings import from_mapping
 from affplan_ros.core.knowledge.oam import OamDatabase
+from affplan_ros.core.perception.association import CameraPose, MapNamer
 from affplan_ros.core.perception.detection import (
     Detection,
     Detector,
@@ -102,6 +103,7 @@ class PerceptionPipeline:
     def __init__(self, settings: PerceptionSettings, oam: OamDatabase, detector: Optional[Detector] = None):
         self.settings = settings
         self.oad = ObjectAffordanceDetector(oam, Tracker(**settings.tracker))
+        self.namer = MapNamer()
         self.detector = detector
 
     @property
@@ -120,7 +122,10 @@ class PerceptionPipeline:
 
     def process(self, image_bgr: np.ndarray, depth_m: Optional[np.ndarray] = None,
                 intrinsics: Optional[tuple[float, float, float, float]] = None,
-                draw: bool = True) -> Observation:
+                draw: bool = True, camera_pose: Optional[CameraPose] = None) -> Observation:
+        """One frame. With depth, intrinsics and ``camera_pose`` (the optical frame in the map),
+        names come from where objects are in the map (:class:`MapNamer`: the same across views),
+        else from 2D tracking."""
         if self.detector is None:
             raise DetectorError("no detector loaded")
         if depth_m is not None and depth_m.shape[:2] != image_bgr.shape[:2]:
@@ -131,6 +136,8 @@ class PerceptionPipeline:
         t1 = time.perf_counter()
         oad = self.oad.process(detections)
         objects = with_positions(oad.objects, depth_m, intrinsics)
+        if camera_pose is not None and depth_m is not None and intrinsics is not None:
+            objects = self.namer.name(objects, camera_pose, intrinsics[0])
         t2 = time.perf_counter()
         relations = estimate_relations(objects, self.settings.relations, depth_m)
         assumed, implied = self.settings.assumptions.apply(objects)

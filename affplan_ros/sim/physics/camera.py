@@ -9,6 +9,7 @@ y down), so a pixel and its depth give a 3-D point in the world as a real camera
 """
 from __future__ import annotations
 
+import importlib.util
 from dataclasses import dataclass
 from math import atan2, hypot, radians, tan
 from typing import Optional
@@ -59,6 +60,15 @@ class CameraFrame:
         return (self.fx * local[0] / local[2] + self.cx, self.fy * local[1] / local[2] + self.cy, float(local[2]))
 
 
+def before_rendering() -> None:
+    """Call before the first MuJoCo renderer of a process. Mesa's EGL driver loads its own LLVM
+    when the first context is made; triton (torch imports it with torchvision, i.e. with the
+    perception's detector) loaded after that crashes the process in its LLVM. Loaded first (0.1 s)
+    both live together, in either order of use. A process without torch loses nothing."""
+    if importlib.util.find_spec("triton") is not None:
+        import triton  # noqa: F401
+
+
 class HeadCamera:
     """Renders the head camera of ``world`` (one renderer per instance: not thread-safe, as the
     world's data is not; the caller holds the world's lock)."""
@@ -68,6 +78,7 @@ class HeadCamera:
             raise ValueError(f"a camera image of {width}x{height} pixels is too small (at least 16x16)")
         self.world = world
         self.width, self.height, self.with_depth = width, height, depth
+        before_rendering()
         self._renderer = mujoco.Renderer(world.model, height, width)
         self._camera = world.model.camera(CAMERA).id
         fovy = radians(float(world.model.cam_fovy[self._camera]))

@@ -51,6 +51,7 @@ from affplan_ros.core.planning.task import build_task
 from affplan_ros.core.recovery.feedback import format_detail
 from affplan_ros.sim.executor import ScenarioViews
 from affplan_ros.sim.physics.camera import aim_point, head_angles
+from affplan_ros.sim.physics.control import RobotControl
 from affplan_ros.sim.physics.handover import handover, receive_object, start_in_person_hand
 from affplan_ros.sim.physics.heating import HeatFailure, heat_liquid
 from affplan_ros.sim.physics.lids import turn_lid
@@ -155,6 +156,20 @@ class PhysicsExecutor(ScenarioViews):
         rels = sorted({Relation(a[0], a[1:]) for a in state if a[0] in keep and len(a) > 1
                        and all(x in here or x == location for x in a[1:])}, key=lambda r: (r.predicate, r.args))
         return Observation(tuple(self._record(n) for n in sorted(here)), tuple(rels), location)
+
+    def look_at(self, location: str) -> bool:
+        """Point the head camera at ``location``'s furniture (what Explore looks at); False if the
+        head could not get there (the physics runs while it turns)."""
+        angles = self._head_towards(location)
+        return angles is not None and RobotControl(self.world).follow(
+            [{"head_pan": angles[0], "head_tilt": angles[1]}]).ok
+
+    def _head_towards(self, name: str) -> Optional[tuple[float, float]]:
+        """Pan and tilt that point the head at ``name`` (a place: its furniture), None if not a body."""
+        thing = self.world.things.get(self._place_of(name))
+        if thing is None or thing.body_id < 0:
+            return None
+        return head_angles(self.world, aim_point(self.world, thing.name))
 
     def _observed_after_failure(self, args: Sequence[str]) -> list[Literal]:
         """What the robot sees of a failed step's objects from where it stands now, as facts for
@@ -343,12 +358,10 @@ class PhysicsExecutor(ScenarioViews):
     def _glance(self, name: str) -> None:
         """Turn the head towards what the step is about while the step runs (its servos move with
         the physics; nothing waits for them): the camera then shows what the robot works on."""
-        thing = self.world.things.get(self._place_of(name))
-        if thing is None or thing.body_id < 0:
-            return
-        pan, tilt = head_angles(self.world, aim_point(self.world, thing.name))
-        self.world.set_ctrl("head_pan", pan)
-        self.world.set_ctrl("head_tilt", tilt)
+        angles = self._head_towards(name)
+        if angles is not None:
+            self.world.set_ctrl("head_pan", angles[0])
+            self.world.set_ctrl("head_tilt", angles[1])
 
     def _environment_step(self, text: str, action: str, args: tuple[str, ...]) -> Optional[Failure]:
         """``wetten o c l``: ``o`` gets wet if the physics shows it in ``c`` while ``c`` holds the

@@ -23,8 +23,7 @@ from affplan_ros.core.model.failure import Failure, FailureCode
 from affplan_ros.core.model.records import Observation
 from affplan_ros.core.model.scene import Scene
 from affplan_ros.core.planning.planner import PlanStep
-from affplan_ros.sim.physics.camera import CameraFrame, HeadCamera, aim_point, head_angles
-from affplan_ros.sim.physics.control import RobotControl
+from affplan_ros.sim.physics.camera import CameraFrame, HeadCamera
 from affplan_ros.sim.physics.executor import PhysicsExecutor
 from affplan_ros.sim.physics.video import RunVideo
 from affplan_ros.sim.world import Candidate, Outcome
@@ -97,13 +96,8 @@ class PhysicsSkillWorld:
         """Point the head camera at ``location``'s furniture (what Explore looks at); False if the
         head could not get there (the physics runs while it turns)."""
         with self.lock:
-            ex = self.executor
-            thing = ex.world.things.get(ex._place_of(location))
-            if thing is None or thing.body_id < 0:
-                return False
-            pan, tilt = head_angles(ex.world, aim_point(ex.world, thing.name))
             self._caption(f"look at {location}")
-            return RobotControl(ex.world).follow([{"head_pan": pan, "head_tilt": tilt}]).ok
+            return self.executor.look_at(location)
 
 
 class FrameStream:

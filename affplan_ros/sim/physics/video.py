@@ -33,7 +33,7 @@ from typing import Callable, Optional
 import mujoco
 import numpy as np
 
-from affplan_ros.sim.physics.camera import _MUJOCO_TO_OPTICAL, CAMERA, CameraFrame
+from affplan_ros.sim.physics.camera import _MUJOCO_TO_OPTICAL, CAMERA, CameraFrame, before_rendering
 from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind
 
 QUEUE_FRAMES = 600          # snapshots waiting to be rendered before new ones are dropped
@@ -234,6 +234,7 @@ class RunVideo:
         key = snap.world
         if key not in renderers:
             _close_renderers(renderers)  # a newly attached world replaced the others (a reset)
+            before_rendering()
             renderers[key] = (mujoco.MjData(snap.model), mujoco.Renderer(snap.model, self.height, self.width),
                               mujoco.Renderer(snap.model, self.height, self.width))
         data, third, head = renderers[key]

@@ -45,3 +45,22 @@ def test_a_too_small_image_is_refused():
     world = build_world(load_scene(KITCHEN))
     with pytest.raises(ValueError, match="too small"):
         HeadCamera(world, 8, 8)
+
+
+def test_the_detector_can_be_loaded_after_the_camera_has_rendered():
+    """Mesa's EGL brings its own LLVM; torchvision (the detector) imports triton, whose LLVM
+    crashed the process when it came second. A fresh process, as `bench perception` is."""
+    import subprocess
+    import sys
+
+    pytest.importorskip("torchvision", reason="the perception extra is not installed")
+    code = ("from affplan_ros.core.files.scene_io import load_scene\n"
+            "from affplan_ros.sim.physics.camera import HeadCamera\n"
+            "from affplan_ros.sim.physics.world import build_world\n"
+            f"camera = HeadCamera(build_world(load_scene({str(KITCHEN)!r})), 64, 48)\n"
+            "camera.render()\n"
+            "import torchvision\n"
+            "camera.render()\n"
+            "print('both')\n")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0 and run.stdout.strip().endswith("both"), run.stderr[-2000:]
