@@ -45,8 +45,8 @@ def test_the_perception_node_comes_with_the_physics_camera_only_when_asked():
     assert "perception" not in {n.name for n in parse_launch(launch_file("sim"), {"physics": "true"}).nodes}
     desc = parse_launch(launch_file("sim"), {"physics": "true", "perception": "True"})
     perception = desc.node("perception")
-    assert perception.params["camera_topic"] == "camera/image_raw" and perception.params["model"].endswith(
-        "kitchen_physics.pt")
+    own = yaml.safe_load(open(perception.params_files[0]))["/**/perception"]["ros__parameters"]
+    assert own["camera_topic"] == "camera/image_raw" and own["model"] == "models/kitchen_physics.pt"
     assert ("observation", "perception/observation") in perception.remaps  # memory takes Explore's views only
     assert desc.node("sim_world").params["perception"] == "True"
 
