@@ -48,6 +48,8 @@ BENCHMARKS: list[Benchmark] = [
     Benchmark("tokens", "affplan_ros.bench.tokens", "prompt and completion tokens per prompt kind"),
     Benchmark("faults", "affplan_ros.bench.faults",
               "tasks on the sim suite while nodes are killed and input goes bad: hung, failed, facts lost"),
+    Benchmark("memory", "affplan_ros.bench.memory",
+              "memory built from the physics world's camera through perception vs. the truth; tasks on it"),
     Benchmark("physics", "affplan_ros.bench.physics",
               "oracle plans executed on the MuJoCo physics world: success, failures by cause, real-time factor"),
 ]

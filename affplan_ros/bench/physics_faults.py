@@ -109,33 +109,51 @@ def run_one(task: dict, kind: Optional[str], seed: int, baseline: Optional[dict]
     return r
 
 
-def _run(task: dict, kind: Optional[str], seed: int, r: dict) -> None:
+def _run(task: dict, kind: Optional[str], seed: int, r: dict) -> Any:
     from affplan_ros.core.files.scene_io import load_scene
+    from affplan_ros.core.knowledge.oam import load_oam
+    from affplan_ros.env import config_file
+    from affplan_ros.sim.physics.executor import PhysicsExecutor
+    from affplan_ros.sim.physics.faults import FaultKind, FaultyExecutor
+
+    goal = task_goal(task)
+    scene = load_scene(config_file(f"scenarios/{task['scene']}"))
+    oam = load_oam()
+    inner = PhysicsExecutor(scene, oam=oam)
+    # An object is not moved onto a place the goal names (the fault would do the task).
+    goal_names = {a for conj in goal for lit in conj for a in lit.args}
+    executor = FaultyExecutor(inner, FaultKind(kind), seed=seed, avoid=goal_names) if kind else inner
+    learner = run_tool_loop(task, executor, inner, inner.initial_memory(), oam, r)
+    if kind:
+        r["fired"], r["fired_step"] = executor.fired, executor.fired_step
+        # Detected: a step failed (repaired or not) once the world had changed.
+        r["detected"] = bool(executor.fired) and bool(executor.failures_after)
+    return learner
+
+
+def task_goal(task: dict):
+    """The task's desired goal (``goal``, PDDL) in disjunctive normal form."""
     from affplan_ros.core.goals.extraction import parse_goal
     from affplan_ros.core.goals.formula import to_dnf
+
+    return to_dnf(parse_goal(task["goal"]))
+
+
+def run_tool_loop(task: dict, executor: Any, inner: Any, memory: Any, oam: Any, r: dict) -> Any:
+    """``task`` through the tool-selection loop as the suite runs it without an endpoint (the
+    offline interpreter; LearningExecutor over ``executor``), starting from ``memory``; fills
+    ``r`` (completed: the desired goal holds in ``inner``'s physics) and returns the learner."""
     from affplan_ros.core.interpreter.backend import OfflineModel
-    from affplan_ros.core.knowledge.oam import load_oam
     from affplan_ros.core.recovery.belief import Domain
     from affplan_ros.core.recovery.knowledge import KnowledgeStore
     from affplan_ros.core.recovery.lasp import SceneEnvironment
     from affplan_ros.core.recovery.runner import RecoveryConfig
     from affplan_ros.core.recovery.session import LearningExecutor
-    from affplan_ros.env import config_file
     from affplan_ros.llm.loop_factory import make_tool_loop
     from affplan_ros.llm.recovery_prompting import LaspPromptBuilder, ReplanGoalPromptBuilder
-    from affplan_ros.sim.physics.executor import PhysicsExecutor
-    from affplan_ros.sim.physics.faults import FaultKind, FaultyExecutor
-    from affplan_ros.sim.physics.world import build_world
 
-    goal = to_dnf(parse_goal(task["goal"]))
-    scene = load_scene(config_file(f"scenarios/{task['scene']}"))
-    oam = load_oam()
-    world = build_world(scene)
-    inner = PhysicsExecutor(scene, oam=oam, world=world)
-    # An object is not moved onto a place the goal names (the fault would do the task).
-    goal_names = {a for conj in goal for lit in conj for a in lit.args}
-    executor = FaultyExecutor(inner, FaultKind(kind), seed=seed, avoid=goal_names) if kind else inner
-    memory = inner.initial_memory()
+    goal = task_goal(task)
+    world = inner.world
     llm = OfflineModel(oam=oam)
     store = KnowledgeStore(None)        # learned knowledge kept for this run only
     learner = LearningExecutor(executor, Domain.default(oam=oam), lambda: store, memory.scene,
@@ -156,10 +174,7 @@ def _run(task: dict, kind: Optional[str], seed: int, r: dict) -> None:
     r["executed"] = [" ".join((s.action, *s.args)) for s in learner.executed]
     r["mid_repairs"] = sum(len(getattr(run, "repairs", [])) for run in log.runs)
     r["learned"] = sum(len(rec.learned) for rec in learner.recoveries)
-    if kind:
-        r["fired"], r["fired_step"] = executor.fired, executor.fired_step
-        # Detected: a step failed (repaired or not) once the world had changed.
-        r["detected"] = bool(executor.fired) and bool(executor.failures_after)
+    return learner
 
 
 @dataclass

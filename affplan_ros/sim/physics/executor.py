@@ -109,6 +109,7 @@ class PhysicsExecutor(ScenarioViews):
         # from the physics' ``at`` after every step, never from a step's effects.
         self.visited: set[str] = set()
         self.on_step: Optional[Callable[[str], None]] = None   # told each step as it starts (a video caption)
+        self._scene_names: Optional[dict[str, str]] = None
         for rel in scene.relations:
             if rel.predicate == "inhand" and rel.args[1:] == (robot,):
                 start = self.skills.start_holding(rel.args[0])
@@ -264,9 +265,7 @@ class PhysicsExecutor(ScenarioViews):
         if self.on_step is not None:
             self.on_step(text)
         outcome = StepOutcome(text, step.agent, False)
-        # The plan names things as PDDL does (``n7up0``); the world as the scene does (``7up0``).
-        scene_names = {pddl: name for name, pddl in self.task.names.items()}
-        args = tuple(scene_names.get(a, a) for a in step.args)
+        args = tuple(self.world_name(a) for a in step.args)
         try:
             cap = self.task.capabilities.get(step.action)
             if getattr(cap, "environment", False):
@@ -292,6 +291,13 @@ class PhysicsExecutor(ScenarioViews):
         self._note_visits()
         outcome.seconds = time.monotonic() - t0
         return outcome
+
+    def world_name(self, name: str) -> str:
+        """The world's name of a thing a plan names: plans name things as PDDL does (``n7up0``),
+        the world as the scene does (``7up0``)."""
+        if self._scene_names is None:
+            self._scene_names = {pddl: scene for scene, pddl in self.task.names.items()}
+        return self._scene_names.get(name, name)
 
     def _robot_step(self, text: str, action: str, args: tuple[str, ...]) -> Optional[Failure]:
         """The skills of one robot step; None when all of them succeeded."""

@@ -20,22 +20,30 @@ from affplan_ros.core.perception.pipeline import PerceptionPipeline
 from affplan_ros.core.perception.views import at_location
 from affplan_ros.sim.physics.camera import CameraFrame, HeadCamera
 from affplan_ros.sim.physics.executor import PhysicsExecutor
+from affplan_ros.sim.physics.world import ThingKind
 
 
-def view_of(seen: Seen, location: str) -> Observation:
-    """The pipeline's frame as Explore reports it (``at_location``): what stands at ``location``,
-    the place itself included, with the relations among these (assumed ones marked)."""
-    view = at_location(seen, location)
+def view_of(view: Seen, location: str) -> Observation:
+    """A view of ``location`` (``at_location``) as Explore reports it: the objects, the place itself
+    included, with the relations among these (assumed ones marked)."""
     objects = [ObjectRecord(o.name, o.class_name, o.instance, tuple(sorted(o.affordances))) for o in view.objects]
     relations = [Relation(r.predicate, tuple(r.args)) for r in view.relations]
     return Observation(tuple(objects), tuple(relations), location,
                        assumed=tuple(Relation(r.predicate, tuple(r.args)) for r in view.relations if r.assumed))
 
 
+GROUNDING_REACH_M = 0.35   # a perceived object is the world's nearest thing of its class within this
+
+
 class PerceivingExecutor(PhysicsExecutor):
     """``PhysicsExecutor`` whose ``observe`` turns the head to the place, renders the camera and
-    runs ``pipeline`` (a loaded detector) on the frame. ``frames`` keeps the last views seen
-    (frame, what the pipeline made of it) for reports."""
+    runs ``pipeline`` (a loaded detector) on the frame. ``frames`` keeps the views seen (frame,
+    the view of the place) for reports.
+
+    Plans then name what the camera named. A step's arguments reach the world's bodies through
+    ``grounding``: each perceived object is the nearest thing of its class to where the camera
+    measured it (what the arm would reach for there); a detection with no such thing near stays
+    ungrounded, and a step on it fails as a step on something that is not there."""
 
     def __init__(self, *args, pipeline: PerceptionPipeline, width: int = 320, height: int = 240, **kwargs):
         super().__init__(*args, **kwargs)
@@ -44,6 +52,8 @@ class PerceivingExecutor(PhysicsExecutor):
         self.pipeline = pipeline
         self.camera = HeadCamera(self.world, width, height)
         self.frames: list[tuple[CameraFrame, Seen]] = []
+        self.grounding: dict[str, str] = {}
+        self.perceived: set[str] = set()
 
     def close(self) -> None:
         self.camera.close()
@@ -55,8 +65,34 @@ class PerceivingExecutor(PhysicsExecutor):
         bgr = np.ascontiguousarray(frame.rgb[:, :, ::-1])
         seen = self.pipeline.process(bgr, frame.depth, (frame.fx, frame.fy, frame.cx, frame.cy), draw=False,
                                      camera_pose=(frame.rotation, frame.position))
-        self.frames.append((frame, seen))
-        return view_of(seen, location)
+        view = at_location(seen, location)
+        self.frames.append((frame, view))
+        for o in view.objects:
+            if o.name == location:
+                continue
+            self.perceived.add(o.name)
+            if o.position is None:
+                continue
+            at = frame.rotation @ np.asarray(o.position, float) + frame.position
+            thing = self._nearest_thing(o.class_name, at)
+            if thing is not None:
+                self.grounding[o.name] = thing
+            else:
+                self.grounding.pop(o.name, None)
+        return view_of(view, location)
 
-    def last_view(self) -> Optional[tuple[CameraFrame, Seen]]:
-        return self.frames[-1] if self.frames else None
+    def _nearest_thing(self, class_name: str, at: np.ndarray) -> Optional[str]:
+        best, best_d = None, GROUNDING_REACH_M
+        for name, thing in self.world.things.items():
+            if thing.class_name != class_name or thing.kind not in (ThingKind.OBJECT, ThingKind.FURNITURE):
+                continue
+            d = float(np.linalg.norm(self.world.position(name) - at))
+            if d <= best_d:
+                best, best_d = name, d
+        return best
+
+    def world_name(self, name: str) -> str:
+        if name in self.grounding:
+            return self.grounding[name]
+        # Seen, but nothing of its class is where it was seen (a false detection): no body.
+        return f"{name} (nothing there)" if name in self.perceived else super().world_name(name)
