@@ -48,6 +48,7 @@ def test_the_perception_node_comes_with_the_physics_camera_only_when_asked():
     own = yaml.safe_load(open(perception.params_files[0]))["/**/perception"]["ros__parameters"]
     assert own["camera_topic"] == "camera/image_raw" and own["model"] == "models/kitchen_physics.pt"
     assert ("observation", "perception/observation") in perception.remaps  # memory takes Explore's views only
+    assert ("observe", "perception/observe") in perception.remaps          # Explore asks sim_world (head first)
     assert desc.node("sim_world").params["perception"] == "True"
 
 
