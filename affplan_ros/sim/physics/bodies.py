@@ -26,10 +26,14 @@ that move (drawers, carried trays). A handle has a site ``<name>/handle`` at its
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 from dataclasses import dataclass
 from math import cos, pi, sin
+from pathlib import Path
 from typing import Optional
+
+import yaml
 
 from affplan_ros.core.knowledge.objects import ObjectProperties
 from affplan_ros.sim.physics.layout import Placement
@@ -47,6 +51,9 @@ PERSON_HAND_HEIGHT = 1.0   # m: where a standing person takes or holds out an ob
 PERSON_HANDS = ("r", "l")  # a person's hands, the one they reach with first first
 # Appliances with a start button (how each heats is modelled in sim/physics/heating.py).
 HEATER_BUTTONS = frozenset({"stove", "microwave", "oven"})
+# Cabinets with a lamp under the roof, as real ones have: without it the room's light from
+# above leaves their inside dark, and a camera sees a dark blob where an apple lies.
+LAMPS = frozenset({"refrigerator", "fridge", "microwave", "oven"})
 BUTTON_HALF = (0.02, 0.01, 0.02)   # m: half extents of a button (across, out of the face, up)
 BUTTON_TRAVEL = 0.008      # m a button goes in before its end stop
 BUTTON_STIFFNESS = 250.0   # N/m of its return spring (2 N fully pressed, as a real push button)
@@ -77,10 +84,20 @@ class FurnitureGeometry:
     height: float = 0.0                 # top of the piece above the floor
 
 
+@functools.lru_cache(maxsize=1)
+def _known_colours() -> dict[str, tuple[float, float, float]]:
+    data = yaml.safe_load((Path(__file__).with_name("colours.yaml")).read_text()) or {}
+    return {str(k): tuple(float(v) for v in rgb) for k, rgb in data.items()}
+
+
 def colour(class_name: str) -> str:
-    """A stable colour per class, so renders and debugging views are consistent."""
-    digest = hashlib.md5(class_name.encode()).digest()
-    r, g, b = (0.25 + 0.6 * digest[i] / 255 for i in range(3))
+    """A stable colour per class, so renders and debugging views are consistent: the known one
+    (colours.yaml: apples red), else one from the name."""
+    known = _known_colours().get(class_name)
+    if known is None:
+        digest = hashlib.md5(class_name.encode()).digest()
+        known = tuple(0.25 + 0.6 * digest[i] / 255 for i in range(3))
+    r, g, b = known
     return f'rgba="{r:.2f} {g:.2f} {b:.2f} 1"'
 
 
@@ -146,6 +163,9 @@ def furniture_xml(name: str, class_name: str, props: ObjectProperties, place: Pl
                               f"{name}/shelf"))
             floor = SHELF_HEIGHT
         geo.inner = Rect(0, inner_cy, floor, ix / 2 - 0.01, inner_depth / 2 - 0.01)
+        if kind == "cabinet" and class_name in LAMPS:
+            parts.append(f'<light name="{name}/lamp" pos="0 {inner_cy:.4f} {p + h - tz - 0.02:.4f}" dir="0 0 -1" '
+                         'diffuse="0.7 0.7 0.65" attenuation="1 0 0" cutoff="80" exponent="1" castshadow="false"/>')
         if kind == "cabinet":
             parts.append(_door(name, class_name, w, h, p, d / 2, hinge_side))
             geo.joint, geo.joint_open = f"{name}/hinge", DOOR_RANGE

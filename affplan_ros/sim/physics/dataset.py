@@ -49,7 +49,9 @@ IN_FRIDGE = ("apple", "banana", "cup", "bowl", "bottle", "plate", "pot")
 STACKABLE = ("apple", "banana", "sponge")
 HOLDERS = {"plate": "on", "cutting_board": "on", "bowl": "in", "pot": "in"}
 
-LOOK_WEIGHT = {"table": 0.35, "counter": 0.35, "refrigerator": 0.2, "human": 0.25}
+# The refrigerator as often as a table: half of its views show a closed door, and what lies
+# inside (lit by its lamp) is what Explore opens it for.
+LOOK_WEIGHT = {"table": 0.35, "counter": 0.35, "refrigerator": 0.35, "human": 0.25}
 
 TRAIN_SEED = 0
 VAL_SEED = 1
@@ -186,6 +188,10 @@ def jitter_appearance(world: PhysicsWorld, rng: np.random.Generator) -> None:
     shifted a little, the same for all geoms of one thing, so a class keeps its look."""
     m = world.model
     for i in range(m.nlight):
+        if (mujoco.mj_id2name(m, mujoco.mjtObj.mjOBJ_LIGHT, i) or "").endswith("/lamp"):
+            # A fridge's lamp stays under its roof, a little brighter or dimmer.
+            m.light_diffuse[i] = np.clip(m.light_diffuse[i] * rng.uniform(0.7, 1.2), 0.0, 1.0)
+            continue
         m.light_diffuse[i] = np.clip(rng.uniform(0.45, 1.0) + rng.normal(0.0, 0.04, 3), 0.0, 1.0)
         m.light_ambient[i] = rng.uniform(0.0, 0.25)
         m.light_pos[i, :2] += rng.uniform(-1.0, 1.0, 2)

@@ -64,3 +64,25 @@ def test_the_detector_can_be_loaded_after_the_camera_has_rendered():
             "print('both')\n")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0 and run.stdout.strip().endswith("both"), run.stderr[-2000:]
+
+
+def test_the_refrigerator_lamp_lights_what_lies_inside_and_apples_are_red():
+    from affplan_ros.core.planning.planner import PlanStep
+    from affplan_ros.sim.physics.executor import PhysicsExecutor
+
+    executor = PhysicsExecutor(load_scene(KITCHEN))
+    assert executor.execute([PlanStep("move", ("counter0", "refrigerator0"), "robot0"),
+                             PlanStep("open", ("refrigerator0", "refrigerator0"), "robot0")]).success
+    assert executor.look_at("refrigerator0")
+    # The camera's own headlight off: what lights the apple is the lamp (the room's light from
+    # above does not reach under the fridge's roof).
+    executor.world.model.vis.headlight.diffuse[:] = 0.0
+    executor.world.model.vis.headlight.ambient[:] = 0.0
+    camera = HeadCamera(executor.world, 160, 120)
+    try:
+        frame = camera.render()
+        u, v, _ = frame.pixel_of(executor.world.position("apple0"))
+        r, g, b = (int(c) for c in frame.rgb[int(round(v)), int(round(u))])
+        assert r > 90 and r > 2 * g and r > 2 * b, (r, g, b)   # lit, and red
+    finally:
+        camera.close()
