@@ -88,6 +88,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--task", default=None, help="task to run instead of the sample one")
     p.add_argument("--physics", action="store_true",
                    help="the simulated robot is the MuJoCo physics world: every step a motion judged by physics")
+    p.add_argument("--perception", action="store_true",
+                   help="(with --physics) Explore sees through the perception node: YOLO on the rendered head camera")
     p.add_argument("--video", metavar="FILE.mp4",
                    help="(with --physics) record the run: a view from above beside the annotated head camera, the "
                         "step as a caption (MP4), and a contact sheet of the steps beside it (.png)")
@@ -110,6 +112,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--scenario", help="scenario file for the simulated world (AutoGPT+P scene file or YAML)")
     p.add_argument("--physics", action="store_true",
                    help="(robot sim) the simulated robot is the MuJoCo physics world (launch argument physics:=true)")
+    p.add_argument("--perception", action="store_true",
+                   help="(with --physics) Explore sees through the perception node on the rendered head camera "
+                        "(launch argument perception:=true)")
     p.add_argument("--arg", action="append", metavar="NAME:=VALUE",
                    help="a launch argument, as `ros2 launch` takes it")
     p.add_argument("--quiet", action="store_true", help="do not echo the nodes' log lines")

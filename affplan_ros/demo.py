@@ -58,6 +58,8 @@ def run_demo(args: argparse.Namespace) -> int:
 
     try:
         video = video_path(args)
+        if getattr(args, "perception", False) and not args.physics:
+            raise ValueError("--perception sees the physics world's rendered camera: add --physics")
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -74,8 +76,9 @@ def run_demo(args: argparse.Namespace) -> int:
         say.more(CONFIGURE_HELP + " for requests it does not understand")
     launch_args = {"time_scale": str(config.get("time_scale", 0.25)),
                    "scenario": str(path.parent / config.get("scenario", "scenarios/kitchen.yaml")),
-                   "physics": "true" if args.physics else "false", "video": str(video or "")}
-    if video:
+                   "physics": "true" if args.physics else "false", "video": str(video or ""),
+                   "perception": "true" if getattr(args, "perception", False) else "false"}
+    if video and launch_args["perception"] == "false":
         # The video renders the head camera itself; nobody in the demo listens to the camera
         # topics, whose frames would take the CPU the video needs.
         launch_args["camera_rate_hz"] = "0"
@@ -95,7 +98,8 @@ def run_demo(args: argparse.Namespace) -> int:
                          f"({', '.join(p.name for p in suite.processes)}; "
                          f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']})")
             say.more(f"simulated world: {config.get('scenario')}"
-                     + (" as MuJoCo physics (every step a motion)" if args.physics else " (symbolic)"))
+                     + (" as MuJoCo physics (every step a motion)" if args.physics else " (symbolic)")
+                     + ("; Explore sees through the perception node" if launch_args["perception"] == "true" else ""))
             if video:
                 say.more(f"recording {video}")
             with SuiteClient("/affplan", "affplan_demo") as client:

@@ -202,6 +202,11 @@ def _run_up(args: argparse.Namespace, stop: StopRequest) -> int:
                   file=sys.stderr)
             return 2
         launch_args["physics"] = "true"
+    if getattr(args, "perception", False):
+        if not getattr(args, "physics", False):
+            print("affplan up: --perception sees the physics world's rendered camera: add --physics", file=sys.stderr)
+            return 2
+        launch_args["perception"] = "true"
     if args.scenario:
         scenario = Path(args.scenario).expanduser().resolve()
         if not scenario.is_file():

@@ -23,8 +23,9 @@ from __future__ import annotations
 import argparse
 import statistics
 import time
+from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Iterator, Optional
 
 from affplan_ros.bench.frame import BenchSetupError, command, output_option, save, setup_errors
 from affplan_ros.bench.report import rate
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 class Perception:
-    """One detector for every scene; a fresh pipeline (its own names) per scene."""
+    """One detector for every scene; a fresh pipeline (its own names) per world."""
 
     def __init__(self, model: str):
         from affplan_ros.core.knowledge.oam import load_oam
@@ -92,10 +93,13 @@ class Perception:
         except DetectorError as exc:
             raise BenchSetupError(f"detector {model!r}: {exc}") from exc
 
-    def pipeline(self):
+    def executor(self, scene: Any) -> Any:
+        """A physics world of ``scene`` seen through a pipeline of its own (names start afresh)."""
         from affplan_ros.core.perception.pipeline import PerceptionPipeline
+        from affplan_ros.sim.physics.perceiving import PerceivingExecutor
 
-        return PerceptionPipeline(self.settings, self.oam, self.detector)
+        return PerceivingExecutor(scene, oam=self.oam, pipeline=PerceptionPipeline(self.settings, self.oam,
+                                                                                 self.detector))
 
 
 def scene_texts(count: int) -> list[tuple[str, str]]:
@@ -122,31 +126,33 @@ def starting_memory(executor: Any) -> Any:
 
 def explore_scene(name: str, text: str, perceive: Perception) -> dict:
     from affplan_ros.core.files.scene_io import parse_scene_text
-    from affplan_ros.sim.physics.perceiving import PerceivingExecutor
 
     r: dict[str, Any] = {"scene": name, "error": None}
+    with _case(r), closing(perceive.executor(parse_scene_text(text, source=name))) as executor:
+        memory = starting_memory(executor)
+        notes = []
+        for location in executor.scene.locations:
+            res = executor.explore(location)
+            if res.success:
+                memory.merge(res.observation)
+            if res.note or not res.success:
+                notes.append(f"{location}: {res.note or (res.failure.why if res.failure else 'failed')}")
+        r.update(score_memory(memory, executor))
+        r["notes"] = notes
+        r["views"] = len(executor.frames)
+    return r
+
+
+@contextmanager
+def _case(r: dict) -> Iterator[None]:
+    """Times one case; an exception is recorded as its ``error`` and the benchmark goes on."""
     t0 = time.monotonic()
     try:
-        scene = parse_scene_text(text, source=name)
-        executor = PerceivingExecutor(scene, oam=perceive.oam, pipeline=perceive.pipeline())
-        try:
-            memory = starting_memory(executor)
-            notes = []
-            for location in scene.locations:
-                res = executor.explore(location)
-                if res.success:
-                    memory.merge(res.observation)
-                if res.note or not res.success:
-                    notes.append(f"{location}: {res.note or (res.failure.why if res.failure else 'failed')}")
-            r.update(score_memory(memory, executor))
-            r["notes"] = notes
-            r["views"] = len(executor.frames)
-        finally:
-            executor.close()
+        yield
     except Exception as exc:  # noqa: BLE001 - recorded; the benchmark goes on
         r["error"] = f"{type(exc).__name__}: {exc}"
-    r["wall_seconds"] = round(time.monotonic() - t0, 2)
-    return r
+    finally:
+        r["wall_seconds"] = round(time.monotonic() - t0, 2)
 
 
 def score_memory(memory: Any, executor: Any) -> dict:
@@ -190,22 +196,12 @@ def run_task(task: dict, perceive: Perception) -> dict:
     from affplan_ros.bench.physics_faults import run_tool_loop
     from affplan_ros.core.files.scene_io import load_scene
     from affplan_ros.env import config_file
-    from affplan_ros.sim.physics.perceiving import PerceivingExecutor
 
     r: dict[str, Any] = {"task": task["name"], "instruction": task["task"], "goal": task["goal"], "completed": False,
                          "stop": None, "tools": [], "error": None}
-    t0 = time.monotonic()
-    try:
-        scene = load_scene(config_file(f"scenarios/{task['scene']}"))
-        executor = PerceivingExecutor(scene, oam=perceive.oam, pipeline=perceive.pipeline())
-        try:
-            run_tool_loop(task, executor, executor, starting_memory(executor), perceive.oam, r)
-            r["views"] = len(executor.frames)
-        finally:
-            executor.close()
-    except Exception as exc:  # noqa: BLE001 - recorded; the benchmark goes on
-        r["error"] = f"{type(exc).__name__}: {exc}"
-    r["wall_seconds"] = round(time.monotonic() - t0, 2)
+    with _case(r), closing(perceive.executor(load_scene(config_file(f"scenarios/{task['scene']}")))) as executor:
+        run_tool_loop(task, executor, executor, starting_memory(executor), perceive.oam, r)
+        r["views"] = len(executor.frames)
     return r
 
 
