@@ -51,12 +51,12 @@ def test_drawn_source_scores_the_shipped_detector(tmp_path):
 def test_physics_source_writes_per_class_and_relation_scores_on_held_back_views(tmp_path):
     weights = MODELS / "kitchen_physics.pt"
     model = [] if weights.is_file() else ["--model", "models/kitchen_shapes.pt"]
-    code, data = _run(tmp_path, "--source", "physics", "--frames", "4", "--warmup", "0", *model)
+    code, data = _run(tmp_path, "--source", "physics", "--frames", "8", "--warmup", "0", *model)
     assert code == 0 and data["source"] == "physics" and data["image"] == [320, 240]
     from affplan_ros.sim.physics.dataset import EVAL_SEED
 
-    assert data["seed"] == EVAL_SEED and data["frames"] == 4
-    assert [f["scene"] for f in data["per_frame"]] == [f"seed {EVAL_SEED} view {i}" for i in range(4)]
+    assert data["seed"] == EVAL_SEED and data["frames"] == 8
+    assert [f["scene"] for f in data["per_frame"]] == [f"seed {EVAL_SEED} view {i}" for i in range(8)]
     _check_scores(data)
     assert data["detection"]["tp"] + data["detection"]["fn"] > 4   # the views show things
     assert sum(r["true"] for r in data["relations_by_predicate"].values()) <= data["relations"]["true"]
@@ -119,7 +119,7 @@ def test_with_true_boxes_every_class_is_found_and_relations_mostly_right(tmp_pat
 
     monkeypatch.setattr(perception_physics, "views", views_shown)
     monkeypatch.setattr(PerceptionPipeline, "load_detector", load_detector)
-    code, data = _run(tmp_path, "--source", "physics", "--frames", "12", "--warmup", "0")
+    code, data = _run(tmp_path, "--source", "physics", "--frames", "14", "--warmup", "0")
     assert code == 0
     _check_scores(data)
     assert data["detection"]["fp"] == data["detection"]["fn"] == 0 and data["detection"]["tp"] > 30
