@@ -9,6 +9,7 @@ only what stands at the place looked at (``at_location``).
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Optional
 
 import numpy as np
@@ -79,7 +80,14 @@ class PerceivingExecutor(PhysicsExecutor):
                 self.grounding[o.name] = thing
             else:
                 self.grounding.pop(o.name, None)
-        return view_of(view, location)
+        seen = view_of(view, location)
+        here = self.location_of_robot()
+        if here != location:
+            return seen
+        # Where the robot stands it knows without a camera (its own localisation): the view says
+        # so, as every view of the robot's place does.
+        return replace(seen, objects=(*seen.objects, self._record(self.robot)),
+                       relations=(*seen.relations, Relation("at", (self.robot, location))))
 
     def _nearest_thing(self, class_name: str, at: np.ndarray) -> Optional[str]:
         best, best_d = None, GROUNDING_REACH_M
