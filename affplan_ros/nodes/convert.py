@@ -142,3 +142,16 @@ def pose_to_matrix(pose):
     if not (np.isfinite(position).all() and np.isfinite(quat).all()) or abs(np.linalg.norm(quat) - 1.0) > 0.01:
         return None
     return Rotation.from_quat(quat).as_matrix(), position
+
+
+
+def merged_observation(views):
+    """Several SceneObservations of one place as one (core.perception.views.merge_sightings);
+    the header and location of the first."""
+    from affplan_ros.core.perception.views import merge_sightings
+    from affplan_ros.msg import SceneObservation
+
+    objects, relations = merge_sightings((o for v in views for o in v.objects),
+                                         (r for v in views for r in v.relations), lambda r: r.arguments)
+    return SceneObservation(header=views[0].header, location=views[0].location, objects=objects,
+                            relations=relations)

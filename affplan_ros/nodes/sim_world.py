@@ -326,24 +326,33 @@ class SimWorldNode(Node):
         return response
 
     def _observe_through_perception(self, where: str, response):
-        """What the perception node makes of the head camera's view of ``where`` (only what stands
-        there: Observe with a location), once a frame taken after the head turned has gone out."""
+        """What the perception node makes of the head camera's views of ``where`` (only what
+        stands there: Observe with a location): straight at it and turned to either side
+        (``HEAD_SWEEP``, as ``PerceivingExecutor`` looks), each asked once two frames taken after
+        the turn have gone out (the node answers with a frame at most one period old)."""
         from affplan_ros.nodes.base import call_service
+        from affplan_ros.nodes.convert import merged_observation
+        from affplan_ros.sim.physics.perceiving import HEAD_SWEEP
 
-        rendered, deadline = self.stream.frames, time.monotonic() + 5.0
-        while self.stream.frames <= rendered and time.monotonic() < deadline:
-            time.sleep(0.02)
-        got, error = call_service(self.perception, Observe.Request(location=where), PERCEPTION_TIMEOUT_S,
-                                  wait_s=PERCEPTION_TIMEOUT_S, node=self)
-        if got is None or not got.success:
-            response.success = False
-            response.message = f"the perception node did not report a view of {where}: {error or got.message}"
-            return response
-        msg = got.observation
+        views = []
+        for pan in HEAD_SWEEP:
+            self.sim.look_at(where, pan)
+            rendered, deadline = self.stream.frames, time.monotonic() + 5.0
+            while self.stream.frames < rendered + 2 and time.monotonic() < deadline:
+                time.sleep(0.02)
+            got, error = call_service(self.perception, Observe.Request(location=where), PERCEPTION_TIMEOUT_S,
+                                      wait_s=PERCEPTION_TIMEOUT_S, node=self)
+            if got is None or not got.success:
+                response.success = False
+                response.message = f"the perception node did not report a view of {where}: {error or got.message}"
+                return response
+            views.append(got.observation)
+        self.sim.look_at(where)
+        msg = merged_observation(views)
         self.observation_pub.publish(msg)
         response.success, response.observation = True, msg
         things = [o for o in msg.objects if o.name != where]
-        response.message = f"{len(things)} objects seen at {where} (perception node)"
+        response.message = f"{len(things)} objects seen at {where} (perception node, {len(views)} views)"
         return response
 
     @staticmethod

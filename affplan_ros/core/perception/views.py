@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import Any, Callable, Iterable, Sequence
 
 from affplan_ros.core.perception.pipeline import Observation
-from affplan_ros.core.perception.relations import placed_at
+from affplan_ros.core.perception.relations import PLACEMENTS, placed_at
 
 _NAME = re.compile(r"^(?P<cls>.+?)(?P<instance>\d+)$")
 
@@ -42,3 +43,36 @@ def at_location(seen: Observation, location: str) -> Observation:
     return replace(seen, objects=[o for o in objects if o.name in kept],
                    relations=[r for r in relations if r.args and r.args[0] in kept],
                    implied=[(c, n) for c, n in seen.implied if n in kept])
+
+
+def merge_sightings(objects: Iterable[Any], relations: Iterable[Any],
+                    args_of: Callable[[Any], Sequence[str]]) -> tuple[list, list]:
+    """Sightings of one place from several views, as one: each object (``.name``,
+    ``.confidence``) once, its most confident sighting; each thing on or in one parent, the surer
+    estimate; the other relations (``.predicate``, ``args_of``) once. For the pipeline's views
+    and for SceneObservation messages alike."""
+    best: dict[str, Any] = {}
+    for o in objects:
+        if o.name not in best or o.confidence > best[o.name].confidence:
+            best[o.name] = o
+    placed: dict[str, Any] = {}
+    other: dict[tuple, Any] = {}
+    for r in relations:
+        args = tuple(args_of(r))
+        if r.predicate in PLACEMENTS and args:
+            if args[0] not in placed or r.confidence > placed[args[0]].confidence:
+                placed[args[0]] = r
+        else:
+            other.setdefault((r.predicate, args), r)
+    return list(best.values()), [*placed.values(), *other.values()]
+
+
+def merged(views: Sequence[Observation]) -> Observation:
+    """Several views of one place (the head turned a little between them) as one
+    (:func:`merge_sightings`)."""
+    objects, relations = merge_sightings((o for v in views for o in v.objects),
+                                         (r for v in views for r in v.relations), lambda r: r.args)
+    implied = list(dict.fromkeys(pair for view in views for pair in view.implied))
+    unknown = [d for view in views for d in view.unknown]
+    return Observation(objects, relations, implied, unknown,
+                       warnings=list(dict.fromkeys(w for view in views for w in view.warnings)))

@@ -36,6 +36,8 @@ import time
 from math import hypot
 from typing import Callable, Optional, Sequence
 
+import numpy as np
+
 from affplan_ros.core.agent.execution import (
     ExecutionResult,
     ExploreResult,
@@ -158,12 +160,16 @@ class PhysicsExecutor(ScenarioViews):
                        and all(x in here or x == location for x in a[1:])}, key=lambda r: (r.predicate, r.args))
         return Observation(tuple(self._record(n) for n in sorted(here)), tuple(rels), location)
 
-    def look_at(self, location: str) -> bool:
-        """Point the head camera at ``location``'s furniture (what Explore looks at); False if the
-        head could not get there (the physics runs while it turns)."""
+    def look_at(self, location: str, pan_offset: float = 0.0) -> bool:
+        """Point the head camera at ``location``'s furniture (what Explore looks at), turned
+        ``pan_offset`` radians to the left; False if the head could not get there (the physics
+        runs while it turns)."""
         angles = self._head_towards(location)
-        return angles is not None and RobotControl(self.world).follow(
-            [{"head_pan": angles[0], "head_tilt": angles[1]}]).ok
+        if angles is None:
+            return False
+        low, high = self.world.spec.head_pan
+        pan = float(np.clip(angles[0] + pan_offset, low, high))
+        return RobotControl(self.world).follow([{"head_pan": pan, "head_tilt": angles[1]}]).ok
 
     def _head_towards(self, name: str) -> Optional[tuple[float, float]]:
         """Pan and tilt that point the head at ``name`` (a place: its furniture), None if not a body."""

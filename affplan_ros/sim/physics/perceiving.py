@@ -18,7 +18,7 @@ from affplan_ros.core.model.records import ObjectRecord, Observation
 from affplan_ros.core.model.scene import Relation
 from affplan_ros.core.perception.pipeline import Observation as Seen
 from affplan_ros.core.perception.pipeline import PerceptionPipeline
-from affplan_ros.core.perception.views import at_location
+from affplan_ros.core.perception.views import at_location, merged
 from affplan_ros.sim.physics.camera import CameraFrame, HeadCamera
 from affplan_ros.sim.physics.executor import PhysicsExecutor
 from affplan_ros.sim.physics.world import ThingKind
@@ -33,6 +33,9 @@ def view_of(view: Seen, location: str) -> Observation:
                        assumed=tuple(Relation(r.predicate, tuple(r.args)) for r in view.relations if r.assumed))
 
 
+# Explore looks straight at the place, then turned to either side: close to a counter, one frame
+# shows only its middle (radians of head pan; the names agree across them by where things are).
+HEAD_SWEEP = (0.0, 0.45, -0.45)
 GROUNDING_REACH_M = 0.35   # a perceived object is the world's nearest thing of its class within this
 
 
@@ -61,7 +64,20 @@ class PerceivingExecutor(PhysicsExecutor):
 
     def observe(self, location: str, *, see_inside_closed: bool = False) -> Observation:
         # see_inside_closed (what a person told the robot) has no camera: a frame shows what it shows.
-        self.look_at(location)
+        views = [self._view_turned(location, pan) for pan in HEAD_SWEEP]
+        seen = view_of(merged(views), location)
+        here = self.location_of_robot()
+        if here != location:
+            return seen
+        # Where the robot stands it knows without a camera (its own localisation): the view says
+        # so, as every view of the robot's place does.
+        return replace(seen, objects=(*seen.objects, self._record(self.robot)),
+                       relations=(*seen.relations, Relation("at", (self.robot, location))))
+
+    def _view_turned(self, location: str, pan_offset: float) -> Seen:
+        """One frame of ``location`` with the head turned ``pan_offset`` from straight at it; its
+        objects grounded where the camera saw them."""
+        self.look_at(location, pan_offset)
         frame = self.camera.render()
         bgr = np.ascontiguousarray(frame.rgb[:, :, ::-1])
         seen = self.pipeline.process(bgr, frame.depth, (frame.fx, frame.fy, frame.cx, frame.cy), draw=False,
@@ -80,14 +96,7 @@ class PerceivingExecutor(PhysicsExecutor):
                 self.grounding[o.name] = thing
             else:
                 self.grounding.pop(o.name, None)
-        seen = view_of(view, location)
-        here = self.location_of_robot()
-        if here != location:
-            return seen
-        # Where the robot stands it knows without a camera (its own localisation): the view says
-        # so, as every view of the robot's place does.
-        return replace(seen, objects=(*seen.objects, self._record(self.robot)),
-                       relations=(*seen.relations, Relation("at", (self.robot, location))))
+        return view
 
     def _nearest_thing(self, class_name: str, at: np.ndarray) -> Optional[str]:
         best, best_d = None, GROUNDING_REACH_M

@@ -92,12 +92,12 @@ class PhysicsSkillWorld:
         with self.lock:
             return self.executor.location_of_robot()
 
-    def look_at(self, location: str) -> bool:
-        """Point the head camera at ``location``'s furniture (what Explore looks at); False if the
-        head could not get there (the physics runs while it turns)."""
+    def look_at(self, location: str, pan_offset: float = 0.0) -> bool:
+        """Point the head camera at ``location``'s furniture (what Explore looks at), turned
+        ``pan_offset`` radians to the left; False if the head could not get there."""
         with self.lock:
             self._caption(f"look at {location}")
-            return self.executor.look_at(location)
+            return self.executor.look_at(location, pan_offset)
 
 
 class FrameStream:

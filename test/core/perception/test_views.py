@@ -34,3 +34,18 @@ def test_what_stands_elsewhere_in_the_frame_is_left_out():
     view = at_location(seen, "table0")
     assert sorted(o.name for o in view.objects) == ["banana0", "bowl0", "table0"]
     assert at_location(seen, "counter0").objects == []   # nothing of the counter in sight
+
+
+def test_views_of_one_place_merge_into_one_with_each_thing_in_one_place():
+    from affplan_ros.core.perception.views import merged
+
+    left = Observation([obj("table", 0, (0, 100, 320, 240)), obj("bowl", 0, (0, 150, 40, 200))],
+                       [EstimatedRelation("on", ("bowl0", "table0"), 0.6), rel("closed", "table0")], [], [])
+    right = Observation([obj("table", 0, (0, 100, 320, 240)), obj("bowl", 0, (200, 150, 260, 200)),
+                         obj("apple", 0, (210, 150, 230, 170))],
+                        [EstimatedRelation("in", ("bowl0", "table0"), 0.4), rel("in", "apple0", "bowl0"),
+                         rel("closed", "table0")], [], [])
+    view = merged([left, right])
+    assert sorted(o.name for o in view.objects) == ["apple0", "bowl0", "table0"]
+    # One parent per thing (the surer estimate); the rest once.
+    assert sorted(str(r) for r in view.relations) == ["(closed table0)", "(in apple0 bowl0)", "(on bowl0 table0)"]
