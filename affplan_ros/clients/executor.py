@@ -99,10 +99,14 @@ class RosExecutor:
     def explore(self, location: str) -> ExploreResult:
         run, node = self.run, self.run.node
         here = run.memory.agent_location(node.robot)
+        done: list[PlanStep] = []
         if here != location:
-            moved = self.execute([PlanStep("move", (here or "", location), node.robot)])
+            move = PlanStep("move", (here or "", location), node.robot)
+            moved = self.execute([move])
             if not moved.success:
                 return ExploreResult(False, failure=moved.failure)
+            if here:  # from an unknown place: memory learns where it is from the view
+                done.append(move)
         seen = self._look(location)
         if not seen.success:
             return seen
@@ -113,11 +117,12 @@ class RosExecutor:
             opened = self.execute([step])
             if not opened.success:
                 why = opened.failure.why if opened.failure is not None else "it did not open"
-                return ExploreResult(True, seen.observation, cost=1.0, note=f"{note}: {why}")
+                return ExploreResult(True, seen.observation, cost=1.0, note=f"{note}: {why}", steps=tuple(done))
+            done.append(step)
             again = self._look(location)
             if again.success:
-                return ExploreResult(True, again.observation, cost=2.0)
-        return ExploreResult(True, seen.observation, cost=1.0)
+                return ExploreResult(True, again.observation, cost=2.0, steps=tuple(done))
+        return ExploreResult(True, seen.observation, cost=1.0, steps=tuple(done))
 
     def _look(self, location: str) -> ExploreResult:
         run, node = self.run, self.run.node

@@ -76,10 +76,11 @@ class ScenarioViews:
             mem.set_agent_location(self.robot, here)
         return mem
 
-    def _look(self, location: str, cost: float) -> ExploreResult:
+    def _look(self, location: str, cost: float, moved_from: Optional[str] = None) -> ExploreResult:
         """Explore's view once the robot stands at ``location`` (``cost``: of getting there). The
         camera cannot see inside a closed container: it is opened first, a step that can fail (a
         full hand) like any other; if it does, the result says so with what was seen outside."""
+        steps = [PlanStep("move", (moved_from, location), self.robot)] if moved_from else []
         seen = self.observe(location)
         step, note = closed_container_to_open(seen, location, self.robot)
         if step is not None:
@@ -89,10 +90,11 @@ class ScenarioViews:
                 cost += opened
                 self.move_cost += opened
                 self.executed.append(" ".join((step.action, step.agent, *step.args)))
+                steps.append(step)
                 seen, note = self.observe(location), ""
             else:
                 note += f": {failure.why or 'it did not open'}"
-        return ExploreResult(True, seen, cost=cost, note=note)
+        return ExploreResult(True, seen, cost=cost, note=note, steps=tuple(steps))
 
     def _open_to_look(self, step: PlanStep) -> Optional[Failure]:
         """Run the step that opens a container to look in: None when done, else why not."""
@@ -170,7 +172,7 @@ class SimulatedExecutor(ScenarioViews):
                 return ExploreResult(False, failure=out.failure)
             cost = self._costs.get(self.robot, 1.0)
             self.move_cost += cost
-        return self._look(location, cost)
+        return self._look(location, cost, start if start != location else None)
 
     def _open_to_look(self, step: PlanStep) -> Optional[Failure]:
         out = self.world.execute([(step.action, step.agent, tuple(step.args))])

@@ -108,6 +108,9 @@ class ExploreResult:
     failure: Optional[Failure] = None
     cost: float = 0.0      # cost of the moves (and of opening a closed container) made to look
     note: str = ""         # what could not be seen, and why (a closed container that stayed shut)
+    # The steps done to look (the move there, opening the door): their effects are what the robot
+    # did, which a camera's view may not show (where the robot stands, a door it opened).
+    steps: tuple = ()
 
 
 def closed_container_to_open(seen: Observation, location: str, robot: str) -> tuple[Optional[PlanStep], str]:

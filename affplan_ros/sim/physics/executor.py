@@ -228,14 +228,14 @@ class PhysicsExecutor(ScenarioViews):
         if location not in self.scene.locations:
             return ExploreResult(False, failure=Failure(FailureCode.NOT_FOUND, f"explore {location}",
                                                         f"there is no location {location!r}"))
-        cost = 0.0
-        if self.location_of_robot() != location:
+        cost, start = 0.0, self.location_of_robot()
+        if start != location:
             res = self._skill(self.skills.navigate, self._place_of(location))
             if not res.success:
                 return ExploreResult(False, failure=self._physical(f"explore {location}", "navigate", res))
             cost = self._costs.get(self.robot, 1.0)
             self.move_cost += cost
-        return self._look(location, cost)
+        return self._look(location, cost, start if start != location else None)
 
     def _open_to_look(self, step: PlanStep) -> Optional[Failure]:
         outcome = self._step(step)
