@@ -53,6 +53,8 @@ HOLDERS = {"plate": "on", "cutting_board": "on", "bowl": "in", "pot": "in"}
 # inside (lit by its lamp) is what Explore opens it for.
 LOOK_WEIGHT = {"table": 0.35, "counter": 0.35, "refrigerator": 0.35, "human": 0.25}
 
+EXPLORE_POSE_SHARE = 0.35   # views taken from Explore's own standing pose and head aim, no jitter
+
 TRAIN_SEED = 0
 VAL_SEED = 1
 EVAL_SEED = 10_000
@@ -335,7 +337,10 @@ def random_view(seed: int, index: int, width: int = 320, height: int = 240) -> L
     targets = [n for n, t in world.things.items() if t.kind in (ThingKind.FURNITURE, ThingKind.AGENT)]
     # Where most objects are (table, counter) more often than the refrigerator or a person.
     weights = np.array([LOOK_WEIGHT.get(world.thing(n).class_name, 0.1) for n in targets])
-    stand_and_look(world, targets[int(rng.choice(len(targets), p=weights / weights.sum()))], rng)
+    target = targets[int(rng.choice(len(targets), p=weights / weights.sum()))]
+    # Some views from exactly where Explore stands and looks (close, things cut off by the frame):
+    # the detector must know the robot's own views, not only views from further back.
+    stand_and_look(world, target, None if rng.random() < EXPLORE_POSE_SHARE else rng)
     camera = HeadCamera(world, width, height)
     try:
         frame, boxes = label_view(world, camera)

@@ -129,7 +129,8 @@ def test_the_shipped_physics_detector_finds_the_apple_on_held_back_views(tmp_pat
     shown: list[tuple[Path, tuple[int, int, int, int]]] = []
     for index in range(120):
         view = random_view(EVAL_SEED, index)
-        apples = [b for b in view.boxes if b.label == "apple" and b.visible_px >= APPLE_PX]
+        apples = [b for b in view.boxes if b.label == "apple" and b.visible_px >= APPLE_PX
+                  and 0 < b.box[0] and 0 < b.box[1] and b.box[2] < 320 and b.box[3] < 240]  # in full view
         if apples:
             path = tmp_path / f"view{index}.png"
             cv2.imwrite(str(path), cv2.cvtColor(view.rgb, cv2.COLOR_RGB2BGR))
