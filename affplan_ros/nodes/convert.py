@@ -144,7 +144,6 @@ def pose_to_matrix(pose):
     return Rotation.from_quat(quat).as_matrix(), position
 
 
-
 def merged_observation(views):
     """Several SceneObservations of one place as one (core.perception.views.merge_sightings);
     the header and location of the first."""

@@ -18,8 +18,8 @@ With ``physics:=true`` the world is a MuJoCo physics world built from the same s
 (sim/physics/served.py): a skill goal runs the step's motions, and the physics state, not the
 planner's model, says whether it worked; the camera reads what it sees from the physics too.
 With ``perception`` as well (launch argument ``perception:=true``), ``observe`` does not read the
-physics: it turns the head, waits for a frame taken after the turn, and asks the perception node
-(YOLO on the rendered head camera) what it sees there.
+physics: it turns the head (straight at the place, then to either side), waits for frames taken
+after each turn, and asks the perception node (YOLO on the rendered head camera) what it sees there.
 
 With ``video`` set (physics only), the world is recorded while it moves: an MP4 of a view from
 above beside the annotated head camera, the step as a caption, and a contact sheet beside it
@@ -304,10 +304,10 @@ class SimWorldNode(Node):
             response.message = (f"the robot is at {here or 'no known location'}, it cannot see {where}; "
                                 "navigate there first")
             return response
+        if self.perception is not None:  # it turns the head itself, three times
+            return self._observe_through_perception(where, response)
         if self.physics:
             self.sim.look_at(where)  # the head turns to the place, so the camera frames show it
-        if self.perception is not None:
-            return self._observe_through_perception(where, response)
         with self.world.lock:  # a consistent view while skills may be running
             seen = self.sim.observe(where)
         msg = SceneObservation(location=where)

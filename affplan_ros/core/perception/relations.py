@@ -65,7 +65,7 @@ def _overlap_y(a, b) -> float:
     return max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
 
 
-def _area(b) -> float:
+def box_area(b) -> float:
     return max(0.0, b[2] - b[0]) * max(0.0, b[3] - b[1])
 
 
@@ -94,7 +94,7 @@ def estimate_relations(objects: Sequence[PerceivedObject], config: RelationConfi
             continue
         best: Optional[EstimatedRelation] = None
         for parent in objects:
-            if parent is child or _area(parent.box) <= _area(child.box):
+            if parent is child or box_area(parent.box) <= box_area(child.box):
                 continue
             supports = cfg.support_affordance in parent.affordances
             contains = cfg.contain_affordance in parent.affordances

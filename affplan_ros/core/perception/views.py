@@ -11,13 +11,9 @@ from dataclasses import replace
 from typing import Any, Callable, Iterable, Sequence
 
 from affplan_ros.core.perception.pipeline import Observation
-from affplan_ros.core.perception.relations import PLACEMENTS, placed_at
+from affplan_ros.core.perception.relations import PLACEMENTS, box_area, placed_at
 
 _NAME = re.compile(r"^(?P<cls>.+?)(?P<instance>\d+)$")
-
-
-def _area(box) -> float:
-    return max(0.0, box[2] - box[0]) * max(0.0, box[3] - box[1])
 
 
 def at_location(seen: Observation, location: str) -> Observation:
@@ -30,7 +26,7 @@ def at_location(seen: Observation, location: str) -> Observation:
         cls, instance = match["cls"], int(match["instance"])
         candidates = [o for o in objects if o.class_name == cls]
         if candidates:
-            place = max(candidates, key=lambda o: _area(o.box))
+            place = max(candidates, key=lambda o: box_area(o.box))
             holder = next((o for o in objects if o.name == location and o is not place), None)
             if place.name != location:
                 renames[place.name] = location
