@@ -61,6 +61,13 @@ def test_the_report_adds_up_and_is_written(tmp_path):
     assert (tmp_path / "memory_bench.png").stat().st_size > 1000
 
 
+def test_a_negative_scene_count_is_refused_before_anything_loads(capsys):
+    from affplan_ros.cli import main
+
+    assert main(["bench", "memory", "--scenes", "-1", "--no-tasks", "--out", "/nonexistent/x"]) == 2
+    assert "--scenes -1: must be 0 or more" in capsys.readouterr().err
+
+
 def test_a_detector_that_does_not_load_is_a_setup_error():
     with pytest.raises(BenchSetupError, match="no_such.pt"):
         bm.Perception("models/no_such.pt")
