@@ -266,6 +266,9 @@ CAUSES = {
     "or the container", "not_found": "physics: not where the plan says", "goal_not_reached":
     "every step succeeded but the goal does not hold physically", "timeout": "the case's time limit ran out",
     "no_plan": "the planner found no plan", "data": "the scenario's goal does not parse", "error": "a crash",
+    "not_held": "physics: the hand does not hold what the step needs", "hand_full": "physics: no free hand (the "
+    "robot's or the person's) for the object", "unknown_object": "the physics world has no body for the name",
+    "not_articulated": "physics: the thing has no door, lid or drawer to move",
 }
 
 

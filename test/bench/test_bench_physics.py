@@ -13,6 +13,13 @@ def test_physics_benchmark_is_registered():
     assert any(b.name == "physics" and b.module == "affplan_ros.bench.physics" for b in BENCHMARKS)
 
 
+def test_every_skill_failure_code_has_a_meaning_in_the_summary():
+    from affplan_ros.bench.physics import CAUSES
+    from affplan_ros.sim.physics.skills import FailureCode
+
+    assert {c.value for c in FailureCode} - CAUSES.keys() == set()
+
+
 @pytest.mark.shared
 def test_bench_physics_writes_results_summary_and_plot(shared_datasets, tmp_path):
     from affplan_ros.cli import main
