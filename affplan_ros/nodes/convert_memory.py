@@ -5,13 +5,13 @@ only place that knows both sides for what it converts.
 """
 from __future__ import annotations
 
-import re
 from typing import Mapping, Optional, Sequence
 
 from affplan_ros.core.model.limits import MAX_STEP_ARGUMENTS, name_problem
 from affplan_ros.core.model.memory import Memory
 from affplan_ros.core.model.records import ObjectRecord, Observation, Stamp
 from affplan_ros.core.model.scene import Relation as CoreRelation
+from affplan_ros.core.model.scene import class_of
 from affplan_ros.msg import (
     AgentState,
     Location,
@@ -23,11 +23,6 @@ from affplan_ros.msg import (
     SceneObservation,
     Substitution,
 )
-
-
-def class_of(name: str) -> str:
-    """``human0`` -> ``human``: the class of a PDDL object name (class + instance number)."""
-    return re.sub(r"\d+$", "", name)
 
 
 def is_human(agent: str) -> bool:

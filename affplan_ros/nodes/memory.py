@@ -40,6 +40,7 @@ from affplan_ros.core.model.limits import (
 )
 from affplan_ros.core.model.memory import Memory
 from affplan_ros.core.model.records import ObjectRecord, PlanRecord, Source, Stamp, relation_problem
+from affplan_ros.core.model.scene import class_of
 from affplan_ros.msg import MemorySnapshot, SceneObservation
 from affplan_ros.nodes.base import (
     LATCHED_QOS,
@@ -50,7 +51,6 @@ from affplan_ros.nodes.base import (
     subscribe,
 )
 from affplan_ros.nodes.convert_memory import (
-    class_of,
     memory_to_msg,
     observation_from_msg,
     plan_step_problem,

@@ -32,6 +32,7 @@ from enum import Enum
 from typing import Iterable, Optional, Protocol, Sequence
 
 from affplan_ros.core.goals.loop import ChatModelError, Message, ask
+from affplan_ros.core.model.scene import class_of
 from affplan_ros.core.ports import ChatModel
 
 
@@ -154,7 +155,7 @@ def match_class(answer: Optional[str], classes: Sequence[str]) -> Optional[str]:
     if not answer:
         return None
     lowered = {c.lower(): c for c in classes}
-    for cand in (answer, re.sub(r"\d+$", "", answer), answer.rstrip("s")):
+    for cand in (answer, class_of(answer), answer.rstrip("s")):
         if cand in lowered:
             return lowered[cand]
     return None

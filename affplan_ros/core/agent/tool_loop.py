@@ -31,6 +31,7 @@ from affplan_ros.core.errors import AffplanError
 from affplan_ros.core.goals.loop import ChatModelError, Declined, Message, ask
 from affplan_ros.core.model.memory import Memory
 from affplan_ros.core.model.records import PlanRecord
+from affplan_ros.core.model.scene import class_of
 from affplan_ros.core.ports import ChatModel, Executor, Planner
 from affplan_ros.core.recovery.belief import observe_memory
 
@@ -134,7 +135,7 @@ def validate_tool_call(call: ToolCall, memory: Memory) -> ToolCall:
                                                       f"Unexplored locations: {unexplored}.")
     elif call.tool is Tool.SUGGEST_ALTERNATIVE:
         name = (call.argument or "").lower()
-        cls = name if name in memory.classes() else re.sub(r"\d+$", "", name)
+        cls = name if name in memory.classes() else class_of(name)
         if cls in memory.classes():
             raise ToolAnswerError("object_present",
                                   f"A {cls} is in the scene ({', '.join(memory.objects_of_class(cls))}); "

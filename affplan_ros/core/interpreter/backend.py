@@ -29,6 +29,7 @@ from affplan_ros.core.goals.loop import Completion, Declined, GoalMode, GoalRequ
 from affplan_ros.core.interpreter.interpreter import Interpretation, Interpreter
 from affplan_ros.core.interpreter.lexicon import Vocabulary
 from affplan_ros.core.interpreter.world import World
+from affplan_ros.core.model.scene import class_of
 
 BACKEND = "offline"
 _SELECTED = re.compile(r"SELECTED TOOL:\s*(\w+)")
@@ -122,7 +123,7 @@ class OfflineModel:
                                     False)
             return _failure(f"the plan failed {plans} times and nothing is left to explore")
         missing = res.missing[0]
-        places = [p for p in unexplored if re.sub(r"\d+$", "", p) == missing.class_name]
+        places = [p for p in unexplored if class_of(p) == missing.class_name]
         if missing.place in unexplored:
             return ToolDecision(f"SELECTED TOOL: EXPLORE {missing.place}", f"{missing.class_name} may be there", False)
         if places:
@@ -155,7 +156,7 @@ class OfflineModel:
         for aff, classes in self.vocabulary.explore_prior.items():
             if aff in affs:
                 prior += [c for c in classes if c not in prior]
-        rank = lambda loc: prior.index(re.sub(r"\d+$", "", loc)) if re.sub(r"\d+$", "", loc) in prior else len(prior)  # noqa: E731
+        rank = lambda loc: prior.index(class_of(loc)) if class_of(loc) in prior else len(prior)  # noqa: E731
         return sorted(unexplored, key=lambda loc: (rank(loc), unexplored.index(loc)))
 
     # -- alternatives -------------------------------------------------------------------------

@@ -8,14 +8,11 @@ explore the table.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional
 
-from affplan_ros.core.model.scene import AGENT_CLASSES, Scene
+from affplan_ros.core.model.scene import AGENT_CLASSES, Scene, split_name
 from affplan_ros.core.model.signature import Signature
-
-_DIGITS = re.compile(r"\d+$")
 
 
 @dataclass(frozen=True)
@@ -74,9 +71,8 @@ class World:
 
     def _add_place(self, name: str) -> None:
         if name not in self.objects:
-            cls_name = _DIGITS.sub("", name) or name
-            m = _DIGITS.search(name)
-            self.objects[name] = WorldObject(name, cls_name, int(m.group(0)) if m else 0,
+            cls_name, instance = split_name(name) or (name, 0)
+            self.objects[name] = WorldObject(name, cls_name, instance,
                                              frozenset({"location", "object"}), known=False)
         self.locations.setdefault(name, ())
         if name not in self.unexplored:

@@ -7,6 +7,7 @@ same name) together with the objects that can be reached from there.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional
 
@@ -17,6 +18,22 @@ AGENT_CLASSES = frozenset({"robot", "human"})
 def object_name(class_name: str, instance: int) -> str:
     """PDDL object name of an instance: ``object_name("cup", 0) == "cup0"``."""
     return f"{class_name}{instance}"
+
+
+_INSTANCE = re.compile(r"^(?P<cls>.*\D)(?P<instance>\d+)$")
+
+
+def split_name(name: str) -> Optional[tuple[str, int]]:
+    """``cup12`` -> ``("cup", 12)``: class and instance of a PDDL object name; None for a name
+    with no instance number (or nothing before it)."""
+    match = _INSTANCE.match(name)
+    return (match["cls"], int(match["instance"])) if match else None
+
+
+def class_of(name: str) -> str:
+    """``human0`` -> ``human``: the class of a PDDL object name (the name itself without a number)."""
+    parts = split_name(name)
+    return parts[0] if parts else name
 
 
 @dataclass(frozen=True)

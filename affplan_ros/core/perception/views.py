@@ -6,24 +6,22 @@ on or in it, directly or through other things, belongs to the view.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 from typing import Any, Callable, Iterable, Sequence
 
+from affplan_ros.core.model.scene import split_name
 from affplan_ros.core.perception.pipeline import Observation
 from affplan_ros.core.perception.relations import PLACEMENTS, box_area, placed_at
-
-_NAME = re.compile(r"^(?P<cls>.+?)(?P<instance>\d+)$")
 
 
 def at_location(seen: Observation, location: str) -> Observation:
     """``seen`` as the view of ``location``: the place's largest detection named ``location``
     (a detection already called so gives that name up), and only what stands there."""
-    match = _NAME.match(location)
+    match = split_name(location)
     objects = list(seen.objects)
     renames: dict[str, str] = {}
     if match:
-        cls, instance = match["cls"], int(match["instance"])
+        cls, instance = match
         candidates = [o for o in objects if o.class_name == cls]
         if candidates:
             place = max(candidates, key=lambda o: box_area(o.box))
