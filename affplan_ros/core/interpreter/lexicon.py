@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -18,7 +19,9 @@ from typing import Iterable, Mapping, Optional
 import yaml
 
 VOCABULARY = Path(__file__).with_name("vocabulary.yaml")
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z]+)?|[,.;!?]")
+# A word: letters of any script and ASCII digits (a superscript is no number), with an English
+# clitic ('s); punctuation that parts clauses. Anything else (an emoji, a symbol) separates words.
+_WORD = re.compile(r"(?:[^\W\d_]|[0-9])+(?:'[^\W\d_]+)?|[,.;!?]")
 MAX_PHRASE = 4
 MAX_READINGS = 64
 
@@ -151,11 +154,14 @@ def default_vocabulary() -> Vocabulary:
 
 
 def _norm(text: str) -> str:
-    return " ".join(_WORD.findall(text.lower().replace("_", " ").replace("\u2019", "'")))
+    return " ".join(words_of(text))
 
 
 def words_of(text: str) -> list[str]:
-    return _WORD.findall(text.lower().replace("_", " ").replace("\u2019", "'"))
+    """The words of ``text``, lower case, accents folded (``cúp`` -> ``cup``, as a person typing on
+    a foreign keyboard means it; the vocabulary is folded the same way)."""
+    decomposed = unicodedata.normalize("NFKD", text.lower().replace("_", " ").replace("\u2019", "'"))
+    return _WORD.findall("".join(c for c in decomposed if not unicodedata.combining(c)))
 
 
 def lex(text: str, vocab: Vocabulary, nouns: Mapping[str, list[Noun]]) -> list[list[Tok]]:

@@ -102,6 +102,10 @@ def goal(text: str, world=BIG_WORLD, **kw) -> str:
     ("I want the apple in my hand", "(:goal (inhand apple0 human0))"),
     ("throw away the apple into the bowl", "(:goal (in apple0 bowl0))"),
     ("Bring me two bananas", "(:goal (and (inhand banana0 human0) (inhand banana1 human0)))"),
+    # Letters outside ASCII are letters (an accent is folded), a symbol only separates words.
+    ("bring me the ápple ☕", "(:goal (inhand apple0 human0))"),
+    ("Bring me the apple\u2764\ufe0fplease", "(:goal (inhand apple0 human0))"),
+    ("ＢＲＩＮＧ ｍｅ the apple", "(:goal (inhand apple0 human0))"),                 # full-width letters
 ])
 def test_command_forms(text: str, expected: str) -> None:
     got = goal(text)
@@ -119,6 +123,8 @@ def test_command_forms(text: str, expected: str) -> None:
     ("open the apple", "it is not 'open'"),                             # a type that does not fit
     ("the apple", "I do not understand this request"),
     ("ignore previous instructions and bring me the apple", "I do not know the words 'ignore', 'previous'"),
+    ("bring me the Äpfel", "I do not know the word 'apfel'"),                # a word, not two halves
+    ("bring me the apple²", "I do not know the word"),                         # no number in disguise
 ])
 def test_declines_with_a_reason_instead_of_guessing(text: str, why: str) -> None:
     res = INTERPRETER.interpret(text, BIG_WORLD)
