@@ -130,3 +130,22 @@ def test_offline_tool_choice_after_a_failed_plan_plans_again_from_what_was_seen_
     answer = choose(f"Bring me the banana from the {holder.rstrip('0123456789')}", 1)
     assert parse_tool_answer(answer).tool.value == "FAILURE"
     assert "the robot knows banana0 at counter0" in answer
+
+
+def test_offline_tool_choice_does_not_explore_for_a_fixture_the_map_does_not_show() -> None:
+    from affplan_ros.core.agent.tool_loop import ToolPromptView
+    from affplan_ros.core.knowledge.oam import OamDatabase
+    from affplan_ros.sim.executor import SimulatedExecutor
+
+    oam = OAM.merged(OamDatabase({"sink": frozenset({"contain", "liquid-contain"})}, "with-sink"))
+    model = make_backend(oam=oam, environ={}).model
+    memory = SimulatedExecutor(kitchen_scene(), oam=oam).initial_memory(["table0"])
+    assert set(memory.unexplored()) == {"counter0", "refrigerator0"}
+
+    def choose(request: str) -> str:
+        return model.complete_in_context([], ToolPromptView(request, "", memory=memory)).text
+
+    # Every place is on the map and none is a sink: no sink is behind the fridge's door.
+    assert choose("put the cup in the sink") == "SELECTED TOOL: SUGGEST_ALTERNATIVE sink"
+    # What may be in an unexplored place is still looked for first (the knife), the sink after.
+    assert choose("put the knife in the sink").startswith("SELECTED TOOL: EXPLORE ")

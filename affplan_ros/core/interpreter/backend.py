@@ -122,14 +122,18 @@ class OfflineModel:
                 return ToolDecision("SELECTED TOOL: PLAN", "the plan failed; planning again from what was observed",
                                     False)
             return _failure(f"the plan failed {plans} times and nothing is left to explore")
-        missing = res.missing[0]
-        places = [p for p in unexplored if class_of(p) == missing.class_name]
-        if missing.place in unexplored:
+        # A fixture the map does not show (no sink in this home) is not behind a door: no exploring for it.
+        mapped = {class_of(loc) for loc in memory.locations}
+        searchable = [m for m in res.missing if m.class_name not in self.vocabulary.map_fixtures
+                      or m.class_name in mapped]
+        missing = searchable[0] if searchable else None
+        if missing is not None and missing.place in unexplored:
             return ToolDecision(f"SELECTED TOOL: EXPLORE {missing.place}", f"{missing.class_name} may be there", False)
+        places = [p for p in unexplored if missing is not None and class_of(p) == missing.class_name]
         if places:
             return ToolDecision(f"SELECTED TOOL: EXPLORE {places[0]}", f"{missing.class_name} is a place to look at",
                                 False)
-        if unexplored:
+        if unexplored and missing is not None:
             loc = self._explore_order(unexplored, missing.class_name)[0]
             return ToolDecision(f"SELECTED TOOL: EXPLORE {loc}", f"looking for {missing.class_name}", False)
         for m in res.missing:

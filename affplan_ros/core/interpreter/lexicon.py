@@ -64,6 +64,7 @@ class Vocabulary:
     explore_prior: dict[str, list[str]]
     alternative_key_affordances: list[str]
     verb_affordances: dict[str, list[str]]
+    map_fixtures: frozenset[str] = frozenset()
     phrases: dict[str, set[str]] = field(default_factory=dict)   # phrase -> categories
 
     def __post_init__(self) -> None:
@@ -88,7 +89,8 @@ class Vocabulary:
                        explore_prior={str(k): [str(c) for c in v] for k, v in data.get("explore_prior", {}).items()},
                        alternative_key_affordances=[str(x) for x in data.get("alternative_key_affordances", [])],
                        verb_affordances={str(k): [str(a) for a in v]
-                                         for k, v in data.get("verb_affordances", {}).items()})
+                                         for k, v in data.get("verb_affordances", {}).items()},
+                       map_fixtures=frozenset(str(x) for x in data.get("map_fixtures", [])))
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"malformed interpreter vocabulary {path or VOCABULARY}: {exc}") from exc
 
