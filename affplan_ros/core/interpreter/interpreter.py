@@ -130,13 +130,15 @@ class Interpreter:
             readings = lex(text, self.vocabulary, nouns)
         except UnknownWords as exc:
             return Interpretation(reason=f"I do not know the word{'s' if len(exc.words) > 1 else ''} {exc}")
-        goals: dict[str, tuple[Goal, list[Missing], int]] = {}
+        # Per reading: gapped or not (below), and what it gave.
+        goals: dict[bool, dict[str, tuple[Goal, list[Missing], int]]] = {False: {}, True: {}}
         fails: list[_Fail] = []
-        missing_only: dict[tuple, list[Missing]] = {}
+        missing_by: dict[bool, dict[tuple, list[Missing]]] = {False: {}, True: {}}
         parsed = 0
         for toks in readings:
             for tree in derivations(toks, self.grammar):
                 parsed += 1
+                gapped = any(getattr(c, "data", None) == "also" for c in tree.children)
                 ev = _Reading(self.vocabulary, world, toks, partial)
                 try:
                     goal, clauses = ev.sentence(tree)
@@ -144,14 +146,19 @@ class Interpreter:
                     fails.append(f)
                     continue
                 except _Missing as m:
-                    missing_only[tuple(m.missing)] = m.missing
+                    missing_by[gapped][tuple(m.missing)] = m.missing
                     continue
                 if goal is None:
-                    missing_only[tuple(ev.missing)] = ev.missing
+                    missing_by[gapped][tuple(ev.missing)] = ev.missing
                     continue
                 if max_predicates is not None:
                     goal = _first_predicates(goal, max_predicates)
-                goals.setdefault(render(goal), (goal, ev.missing, clauses))
+                goals[gapped].setdefault(render(goal), (goal, ev.missing, clauses))
+        # "put the apple on the table and the cup in the bowl": a place after a put's object is
+        # where it goes, so the gapped reading wins over "the apple (that is) on the table and the
+        # cup, in the bowl" whenever it gives anything.
+        prefer = bool(goals[True] or missing_by[True])
+        goals, missing_only = goals[prefer], missing_by[prefer]
         if len(goals) == 1:
             goal, missing, clauses = next(iter(goals.values()))
             if missing and not partial:
@@ -197,6 +204,10 @@ class _Ref:
     missing: Optional[Missing] = None
 
 
+# Commands whose objects go to a destination: a gapped command after one of them shares its verb.
+_PLACING = frozenset({"put", "putdown", "discard", "want_state", "also"})
+
+
 class _Reading:
     def __init__(self, vocab: Vocabulary, world: World, toks: Sequence[Tok], partial: bool):
         self.v, self.w, self.toks, self.partial = vocab, world, toks, partial
@@ -235,8 +246,9 @@ class _Reading:
     def sentence(self, tree) -> tuple[Optional[Goal], int]:
         parts: list[Goal] = []
         commands = [c for c in tree.children if hasattr(c, "data")]
-        for cmd in commands:
+        for i, cmd in enumerate(commands):
             self.mentioned = []
+            self.before = commands[i - 1].data if i else None
             try:
                 g = getattr(self, "c_" + cmd.data)(cmd)
             except _Missing as m:
@@ -363,6 +375,13 @@ class _Reading:
         if state.data == "state_at":  # "I want the cup to be at the table"
             return self.place(refs, state, to=True)
         raise _Fail("unsupported", f"I cannot express the state '{state.data}'")
+
+    def c_also(self, t) -> Goal:
+        """Objects and a destination with the verb left out: they go where the command before
+        (a put, a discard, an "I want ... on") put its own."""
+        if self.before not in _PLACING:
+            raise _Fail("unsupported", "I do not understand this request (a part without a verb)")
+        return self.place(self.objs(t), self.sub_any(t))
 
     def c_want_object(self, t) -> Goal:
         human = self.agent("human")
