@@ -236,6 +236,10 @@ def print_result(say: Transcript, outcome: TaskOutcome) -> None:
 
     res = outcome.result
     answered = f" (answered by: {', '.join(res.answered_by)})" if res.answered_by else ""
+    if res.answer:  # a question: the reply is what the person wants to read
+        say("answer", res.answer)
+        say.more(f"{res.rounds} round(s), {res.llm_calls} language backend call(s), {res.seconds:.1f} s{answered}")
+        return
     say("result", f"{'SUCCESS' if res.success else 'FAILED'} ({res.stop_reason}): {res.message}{answered}")
     if res.final_plan.steps:
         say.more("final plan: " + "; ".join(step_text(s) for s in res.final_plan.steps))

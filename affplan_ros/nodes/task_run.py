@@ -23,7 +23,7 @@ TaskResult = ExecuteTask.Result
 STOP_REASONS = {"completed": TaskResult.STOP_DONE, "no_tool": TaskResult.STOP_FAILED,
                 "bound_reached": TaskResult.STOP_BOUND, "time_limit": TaskResult.STOP_BOUND,
                 "llm_error": TaskResult.STOP_ERROR, "invalid_task": TaskResult.STOP_REJECTED,
-                "canceled": TaskResult.STOP_CANCELED,
+                "canceled": TaskResult.STOP_CANCELED, "answered": TaskResult.STOP_ANSWERED,
                 "declined": TaskResult.STOP_REJECTED}  # the offline interpreter did not understand the task
 YES = ("yes", "y", "ok", "okay", "sure")
 
@@ -111,7 +111,7 @@ class TaskRun:
         if self.gate.refused is not None and not result.success:
             stop_reason, message = TaskResult.STOP_REFUSED, f"{self.gate.refused}; nothing of it was executed"
         res = ExecuteTask.Result(success=result.success, final_plan=final,
-                                 message=message, stop_reason=stop_reason,
+                                 message=message, stop_reason=stop_reason, answer=result.answer,
                                  answered_by=list(dict.fromkeys(b for r in result.rounds for b in r.answered_by if b)),
                                  learned=[item for rec in learner.recoveries for item in rec.learned],
                                  rounds=len(result.rounds), llm_calls=totals["llm_calls"],

@@ -41,13 +41,15 @@ class Tool(str, Enum):
     PARTIAL_PLAN = "PARTIAL_PLAN"
     EXPLORE = "EXPLORE"
     SUGGEST_ALTERNATIVE = "SUGGEST_ALTERNATIVE"
+    ANSWER = "ANSWER"        # the request is a question: the reply, from memory (nothing moves)
     FAILURE = "FAILURE"
 
 
 # Keywords the answer may use (AutoGPT+P's own names included).
 TOOL_KEYWORDS = {
     "PLAN": Tool.PLAN, "PARTIAL_PLAN": Tool.PARTIAL_PLAN, "INCOMPLETE_PLAN": Tool.PARTIAL_PLAN,
-    "EXPLORE": Tool.EXPLORE, "SUGGEST_ALTERNATIVE": Tool.SUGGEST_ALTERNATIVE, "FAILURE": Tool.FAILURE,
+    "EXPLORE": Tool.EXPLORE, "SUGGEST_ALTERNATIVE": Tool.SUGGEST_ALTERNATIVE, "ANSWER": Tool.ANSWER,
+    "FAILURE": Tool.FAILURE,
 }
 _NEEDS_ARGUMENT = {Tool.EXPLORE: "a location, e.g. EXPLORE counter0",
                    Tool.SUGGEST_ALTERNATIVE: "the missing object's class, e.g. SUGGEST_ALTERNATIVE spoon"}
@@ -62,6 +64,7 @@ class TaskStop(str, Enum):
     INVALID_TASK = "invalid_task"      # rejected before any LLM call
     DECLINED = "declined"              # the backend said it is not sure (offline interpreter)
     CANCELED = "canceled"              # ``should_stop`` said so (e.g. the user canceled the task)
+    ANSWERED = "answered"              # the request was a question; the message is the answer
 
 
 @dataclass(frozen=True)
@@ -108,8 +111,16 @@ def parse_tool_answer(text: str) -> ToolCall:
     tool = TOOL_KEYWORDS.get(keyword)
     if tool is None:
         raise ToolAnswerError("unknown_tool", f"'{words[0]}' is not a tool. The tools are PLAN, PARTIAL_PLAN, "
-                                              f"EXPLORE <location>, SUGGEST_ALTERNATIVE <missing object>; "
+                                              f"EXPLORE <location>, SUGGEST_ALTERNATIVE <missing object>, "
+                                              f"ANSWER <reply> (to a question); "
                                               f"answer FAILURE if none is valid.")
+    if tool is Tool.ANSWER:
+        # The reply is free text, as written: all that follows the keyword.
+        after = text[hits[-1].end():] if hits else ""
+        reply = " ".join(after[after.upper().find("ANSWER") + len("ANSWER"):].split()).strip(" :") if after else ""
+        if not reply:
+            raise ToolAnswerError("missing_parameter", "ANSWER needs the reply, e.g. ANSWER cup0 is on table0.")
+        return ToolCall(tool, reply, line)
     if tool not in _NEEDS_ARGUMENT:
         return ToolCall(tool, None, line)  # PLAN may be followed by a restatement of the request
     args = [w.strip(".,:;!()") for w in words[1:]]
@@ -210,9 +221,11 @@ class ToolLoopResult:
     seconds: float = 0.0
     error: Optional[str] = None
 
+    answer: str = ""                  # the reply, when the request was a question (ANSWERED)
+
     @property
     def success(self) -> bool:
-        return self.stop_reason is TaskStop.COMPLETED
+        return self.stop_reason in (TaskStop.COMPLETED, TaskStop.ANSWERED)
 
     @property
     def tools(self) -> list[str]:
@@ -321,6 +334,11 @@ class ToolSelectionLoop:
                 return finish(TaskStop.NO_TOOL, "the LLM found no tool that helps further"
                               + (f" ({why[:300]})" if why else "")
                               + (f"; {'what failed' if failed else 'the last round'}: {last}" if last else ""))
+            if call.tool is Tool.ANSWER:
+                rec.seconds = self.clock() - t0
+                rec.result = result.answer = call.argument or ""
+                self._notify("done", rec)
+                return finish(TaskStop.ANSWERED, result.answer)
             if stopped():
                 return finish(TaskStop.CANCELED, f"canceled before running {call.tool.value}")
             self._notify("selected", rec)

@@ -28,6 +28,7 @@ from affplan_ros.core.agent.tool_loop import ToolPromptView
 from affplan_ros.core.goals.loop import Completion, Declined, GoalMode, GoalRequest
 from affplan_ros.core.interpreter.interpreter import Interpretation, Interpreter
 from affplan_ros.core.interpreter.lexicon import Vocabulary
+from affplan_ros.core.interpreter.questions import answer
 from affplan_ros.core.interpreter.world import World
 from affplan_ros.core.model.scene import class_of
 
@@ -104,6 +105,9 @@ class OfflineModel:
             raise Declined("the tool question carries no memory to decide over", backend=BACKEND)
         world = World.from_memory(memory, oam=self.oam)
         res = self.interpreter.interpret(view.request, world, partial=True)
+        if res.question is not None:
+            return ToolDecision(f"SELECTED TOOL: ANSWER {answer(res.question, memory, self.oam)}",
+                                "a question: answered from memory", True)
         if res.kind == "declined":
             raise Declined(res.reason, backend=BACKEND)
         chosen = [m.group(1) for msg in messages if msg.get("role") == "assistant"

@@ -34,6 +34,7 @@ from affplan_ros.core.interpreter.lexicon import (
     default_vocabulary,
     lex,
 )
+from affplan_ros.core.interpreter.questions import Question, is_question, question_of
 from affplan_ros.core.interpreter.world import World
 
 GRAMMAR = Path(__file__).with_name("commands.lark")
@@ -62,7 +63,8 @@ class Interpretation:
     goal: Optional[Goal] = None
     missing: list[Missing] = field(default_factory=list)
     reason: str = ""
-    kind: str = "declined"          # goal | missing | declined
+    kind: str = "declined"          # goal | missing | declined | question
+    question: Optional[Question] = None   # kind "question": what is asked (answered from memory)
     readings: int = 0               # derivations that gave a goal
     clauses: int = 0                # commands in the request
 
@@ -138,6 +140,11 @@ class Interpreter:
         for toks in readings:
             for tree in derivations(toks, self.grammar):
                 parsed += 1
+                if is_question(tree):
+                    q = question_of(tree, toks, self.vocabulary.verb_affordances)
+                    return Interpretation(kind="question", question=q, readings=parsed,
+                                          reason=f"a question ({q.kind.value}), not a task: it is answered from "
+                                                 "memory")
                 gapped = any(getattr(c, "data", None) == "also" for c in tree.children)
                 ev = _Reading(self.vocabulary, world, toks, partial)
                 try:
