@@ -90,3 +90,13 @@ def test_demo_records_a_playable_video_of_the_physics_run(tmp_path):
     # One key frame per step, three to a row: the three steps in one row.
     sheet = cv2.imread(str(path.with_suffix(".png")))
     assert sheet.shape == (round(240 * SHEET_SCALE) + SHEET_LABEL_PX, 3 * round(640 * SHEET_SCALE), 3)
+
+
+def test_demo_answers_a_question_from_memory_without_moving():
+    """A question through the running suite (ExecuteTask, offline interpreter): the answer comes
+    back in the action's result, and nothing is planned or executed."""
+    done = run_demo("--task", "Where is the cup?", env={"AFFPLAN_LLM_BASE_URL": ""})
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert "answer  cup0 is on counter0 (I have not looked at refrigerator0 yet)." in out
+    assert " succeeded: " not in out and "step 1/" not in out and "final plan" not in out
