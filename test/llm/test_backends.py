@@ -30,8 +30,8 @@ def test_no_endpoint_means_the_offline_interpreter() -> None:
     res = GoalLoop(backend.model, GoalPromptBuilder()).run(request("Bring me the banana"))
     assert res.accepted and res.goal_text == "(and (inhand banana0 human0))"
     assert res.answered_by == ["offline"] and res.prompt_tokens == 0
-    no = GoalLoop(backend.model, GoalPromptBuilder()).run(request("Bring me something nice"))
-    assert no.stop_reason is GoalStop.DECLINED and "something" in no.error and no.goal is None
+    no = GoalLoop(backend.model, GoalPromptBuilder()).run(request("Bring me something sparkly"))
+    assert no.stop_reason is GoalStop.DECLINED and "sparkly" in no.error and no.goal is None
 
 
 def test_fast_path_skips_the_endpoint_only_when_fully_sure() -> None:

@@ -141,7 +141,7 @@ class Interpreter:
             for tree in derivations(toks, self.grammar):
                 parsed += 1
                 if is_question(tree):
-                    q = question_of(tree, toks, self.vocabulary.verb_affordances)
+                    q = question_of(tree, toks, self.vocabulary.verb_affordances, self.vocabulary.purposes)
                     return Interpretation(kind="question", question=q, readings=parsed,
                                           reason=f"a question ({q.kind.value}), not a task: it is answered from "
                                                  "memory")
@@ -511,6 +511,11 @@ class _Reading:
             if self.last is None:
                 raise _Fail("ambiguous", "I do not know what 'it' refers to")
             return self.last
+        if t.data == "np_purpose":
+            ref = self.purpose(self.leaves(t, "PURPOSE")[0].text)
+            self.last = ref
+            self.mentioned.extend(ref.objects)
+            return ref
         det = self.sub(t, "det")
         det_words = {self.tok(c).cat for d in det for c in d.children}
         nums = self.leaves(t, "NUM")
@@ -538,10 +543,35 @@ class _Reading:
             quant = "the"
         ref = self._resolve(head, self.sub_rels(t), quant, nums[0].value if nums else None,
                             ords[0].value if ords else None, other, det_words)
-        ref.liquid = liquid
+        ref.liquid = liquid or ref.liquid   # "a drink" brings its own (a cup of water)
         self.last = ref
         self.mentioned.extend(ref.objects)
         return ref
+
+    def purpose(self, phrase: str) -> _Ref:
+        """"something to drink": any known object with the purpose's affordances; a liquid comes
+        in something to drink from. None known: missing, as the first class the OAM says fits (so
+        the tool loop looks for it where such things are likely)."""
+        affs = {a for a in self.v.purposes[phrase] if not a.startswith("-")}
+        never = {a[1:] for a in self.v.purposes[phrase] if a.startswith("-")}
+        label = f"something to {phrase}"
+        fits = [o for o, ob in self.w.objects.items()
+                if ob.known and affs <= ob.types and not never & ob.types and o not in self.w.locations]
+        fits.sort(key=lambda o: (self.w.objects[o].class_name, self.w.objects[o].instance))
+        liquids = [o for o in fits if self.w.fits(o, "liquid")]
+        solids = [o for o in fits if o not in liquids]
+        if solids:
+            return _Ref(solids, "a", label=label)
+        if liquids:
+            cups = sorted((o for o, ob in self.w.objects.items() if ob.known and "drink" in ob.types),
+                          key=lambda o: (self.w.objects[o].class_name, self.w.objects[o].instance))
+            if not cups:
+                raise _Fail("nothing", f"there is {', '.join(liquids)} to {phrase}, but nothing to pour it into")
+            return _Ref(cups, "a", label=label, liquid=_Ref(liquids, "a", label=phrase))
+        classes = sorted(c for c, a in self.w.class_affordances.items() if affs <= a and not never & a)
+        if not classes:
+            raise _Fail("nothing", f"I know of nothing that affords {', '.join(sorted(affs))}")
+        raise _Missing([Missing(classes[0])])
 
     def sub_rels(self, t) -> list:
         return [c for c in t.children if hasattr(c, "data") and c.data.startswith("rel_")]
@@ -553,10 +583,16 @@ class _Reading:
                  other: bool, det_words) -> _Ref:
         if noun.group == "measure":
             raise _Fail("unsupported", f"a {noun.text} of what?")
+        if noun.group and noun.group.startswith("purpose:"):
+            return self.purpose(noun.group.split(":", 1)[1])
         if noun.group == "locations":
             cands = [o for o in self.w.locations]
         elif noun.group == "carryables":
             cands = [o for o, ob in self.w.objects.items() if "carry" in ob.types]
+        elif noun.group:   # named by an affordance ("a container": whatever affords contain; no liquid)
+            cands = sorted((o for o, ob in self.w.objects.items() if ob.known and noun.group in ob.types
+                            and "liquid" not in ob.types and o not in self.w.locations),
+                           key=lambda o: (self.w.objects[o].class_name, self.w.objects[o].instance))
         else:
             cands = [o for o in self._present(noun) if self.w.objects[o].known]
         place = None

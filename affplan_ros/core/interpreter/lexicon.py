@@ -65,12 +65,15 @@ class Vocabulary:
     alternative_key_affordances: list[str]
     verb_affordances: dict[str, list[str]]
     map_fixtures: frozenset[str] = frozenset()
+    purposes: dict[str, tuple[str, ...]] = field(default_factory=dict)   # phrase -> affordances
     phrases: dict[str, set[str]] = field(default_factory=dict)   # phrase -> categories
 
     def __post_init__(self) -> None:
         for cat, words in self.categories.items():
             for w in words:
                 self.phrases.setdefault(_norm(str(w)), set()).add(cat)
+        for phrase in self.purposes:
+            self.phrases.setdefault(phrase, set()).add("PURPOSE")
 
     @classmethod
     def load(cls, path: Optional[Path] = None) -> "Vocabulary":
@@ -90,7 +93,9 @@ class Vocabulary:
                        alternative_key_affordances=[str(x) for x in data.get("alternative_key_affordances", [])],
                        verb_affordances={str(k): [str(a) for a in v]
                                          for k, v in data.get("verb_affordances", {}).items()},
-                       map_fixtures=frozenset(str(x) for x in data.get("map_fixtures", [])))
+                       map_fixtures=frozenset(str(x) for x in data.get("map_fixtures", [])),
+                       purposes={_norm(str(k)): tuple(str(a) for a in v)
+                                 for k, v in data.get("purposes", {}).items()})
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"malformed interpreter vocabulary {path or VOCABULARY}: {exc}") from exc
 

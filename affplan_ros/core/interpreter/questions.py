@@ -49,17 +49,20 @@ def is_question(tree) -> bool:
     return bool(tree.children) and getattr(tree.children[0], "data", "") in _KINDS
 
 
-def question_of(tree, toks: Sequence, verb_affordances: Mapping[str, Sequence[str]]) -> Question:
+def question_of(tree, toks: Sequence, verb_affordances: Mapping[str, Sequence[str]],
+                purposes: Mapping[str, Sequence[str]]) -> Question:
     """The question a parse tree (``start`` whose child is a ``q_*`` rule) asks; ``toks`` are the
-    reading's tokens (the tree's leaves index them)."""
+    reading's tokens (the tree's leaves index them); the vocabulary's verb and purpose affordances."""
     node = tree.children[0]
     leaves = [toks[int(c.value)] for c in node.children if not hasattr(c, "data")]
     kind = _KINDS[node.data]
     nouns = [t for t in leaves if t.cat == "NOUN"]
     prep = next((_PREPOSITIONS[t.cat] for t in leaves if t.cat in _PREPOSITIONS), "")
     if kind is QuestionKind.TOOLS:
-        verb = next(t.cat for t in leaves if t.cat not in ("WHAT", "WITH"))
-        return Question(kind, affordances=tuple(verb_affordances.get(verb, ())), noun=verb.lower())
+        verb = next(t for t in leaves if t.cat not in ("WHAT", "WITH"))
+        if verb.cat == "PURPOSE":   # "cut with"
+            return Question(kind, affordances=tuple(purposes.get(verb.text, ())), noun=verb.text)
+        return Question(kind, affordances=tuple(verb_affordances.get(verb.cat, ())), noun=f"{verb.cat.lower()} with")
     group = (nouns[0].value.group or "") if nouns else ""
     if kind is QuestionKind.COUNT and len(nouns) > 1:
         return Question(kind, nouns[0].value.classes, nouns[0].text, prep, nouns[1].value.classes, nouns[1].text,
@@ -122,11 +125,13 @@ def _count(q: Question, memory: Memory, oam) -> str:
 def _tools(q: Question, memory: Memory, oam) -> str:
     if not q.affordances:
         return f"I do not know what {q.noun} needs."
-    fits = sorted(o for o, rec in memory.objects.items() if not rec.is_agent and set(q.affordances)
-                  <= set(_affordances(rec, oam)))
+    need = {a for a in q.affordances if not a.startswith("-")}
+    never = {a[1:] for a in q.affordances if a.startswith("-")}   # "-drinkable": not eaten
+    fits = sorted(o for o, rec in memory.objects.items() if not rec.is_agent and o not in memory.locations
+                  and need <= set(_affordances(rec, oam)) and not never & set(_affordances(rec, oam)))
     if not fits:
-        return _sentence(f"Nothing I know of affords {' and '.join(q.affordances)}" + _unexplored_note(memory))
-    return _sentence(f"{_say_list(fits)} {'is' if len(fits) == 1 else 'are'} there to {q.noun} with"
+        return _sentence(f"Nothing I know of affords {' and '.join(sorted(need))}" + _unexplored_note(memory))
+    return _sentence(f"{_say_list(fits)} {'is' if len(fits) == 1 else 'are'} there to {q.noun}"
                      + _unexplored_note(memory))
 
 

@@ -173,3 +173,40 @@ def test_a_malformed_vocabulary_is_a_clear_error(tmp_path) -> None:
     bad.write_text("fillers: [please]\n")
     with pytest.raises(ValueError, match="malformed interpreter vocabulary"):
         Vocabulary.load(bad)
+
+
+@pytest.mark.parametrize("text, expected", [
+    # A liquid to drink comes in something to drink from; the planner picks the cheapest.
+    ("bring me something to drink", "(:goal (or (and (liquid_in water0 cup0) (inhand cup0 human0)) "
+                                    "(and (liquid_in water0 cup1) (inhand cup1 human0))))"),
+    ("bring me a drink", "(:goal (or (and (liquid_in water0 cup0) (inhand cup0 human0)) "
+                         "(and (liquid_in water0 cup1) (inhand cup1 human0))))"),
+    ("bring me something to drink from", "(:goal (or (inhand cup0 human0) (inhand cup1 human0)))"),
+    ("bring me a snack", "(:goal (or (inhand apple0 human0) (inhand banana0 human0) (inhand banana1 human0)))"),
+    ("put the apple in a container",
+     "(:goal (or (in apple0 bottle0) (in apple0 bowl0) (in apple0 cup0) (in apple0 cup1)))"),
+    ("pour the water into anything that can hold water",
+     "(:goal (or (liquid_in water0 bottle0) (liquid_in water0 bowl0) (liquid_in water0 cup0) "
+     "(liquid_in water0 cup1)))"),
+])
+def test_affordances_name_what_fits(text: str, expected: str) -> None:
+    """Through the OAM's affordances (the project's OAM: water is drinkable, cups afford drink)."""
+    from affplan_ros.core.knowledge.oam import load_oam
+
+    oam = load_oam()
+    task = build_task(BIG, oam=oam)
+    world = World.from_scene(BIG, task.signature, dict(task.names), oam=oam)
+    got = INTERPRETER.interpret(text, world)
+    assert got.ok and got.goal_text == expected, got.reason
+    assert check_goal_text(got.goal_text, task.signature).ok
+
+
+def test_a_purpose_nothing_known_fits_is_missing_as_a_class_that_would():
+    from affplan_ros.core.knowledge.oam import load_oam
+
+    oam = load_oam()
+    task = build_task(BIG, oam=oam)
+    world = World.from_scene(BIG, task.signature, dict(task.names), oam=oam)
+    res = INTERPRETER.interpret("give me something to cut with", world)
+    assert res.kind == "missing" and res.missing[0].class_name in {
+        c for c in oam.classes() if "cut" in oam.affordances_of(c)}
