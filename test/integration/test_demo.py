@@ -100,3 +100,22 @@ def test_demo_answers_a_question_from_memory_without_moving():
     assert done.returncode == 0, out + done.stderr
     assert "answer  cup0 is on counter0 (I have not looked at refrigerator0 yet)." in out
     assert " succeeded: " not in out and "step 1/" not in out and "final plan" not in out
+
+
+@pytest.mark.parametrize("task, said", [
+    # Affordances: the water comes in something to drink from, and the person gets it.
+    ("bring me something to drink", ["round 1: PLAN", "(and (liquid_in water0 cup0) (inhand cup0 human0))",
+                                     "handover robot0 human0 cup0"]),
+    # Letters outside ASCII are letters; the emoji only separates words.
+    ("bring me the cúp ☕", ["(and (inhand cup0 human0))", "handover robot0 human0 cup0"]),
+    # No sink on the map: the fridge is explored for the apple only; the bucket is offered at once.
+    ("put the apple on the table and the cup in the sink",
+     ["round 1: EXPLORE refrigerator0", "round 2: SUGGEST_ALTERNATIVE sink",
+      "There is no sink here. May I use the bucket instead?", "(and (on apple0 table0) (in cup0 bucket0))"]),
+])
+def test_demo_understands_requests_through_affordances_and_without_a_sink(task, said):
+    done = run_demo("--task", task, env={"AFFPLAN_LLM_BASE_URL": ""})
+    out = done.stdout
+    assert done.returncode == 0 and "SUCCESS (done)" in out, out + done.stderr
+    assert all(s in out for s in said), out
+    assert "round 4" not in out
