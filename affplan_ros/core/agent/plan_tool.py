@@ -14,7 +14,7 @@ from typing import Optional, Sequence
 from affplan_ros.core.goals.formula import Literal
 from affplan_ros.core.goals.loop import GoalLoop, GoalLoopResult, GoalMode, GoalRequest
 from affplan_ros.core.model.scene import Scene
-from affplan_ros.core.planning.planner import PlanResult, plan_for_goal
+from affplan_ros.core.planning.planner import PlanResult, PlanStatus, plan_for_goal
 from affplan_ros.core.planning.task import build_task
 
 
@@ -69,25 +69,42 @@ class TaskPlanner:
             scene_text += "\n" + context.strip()
         loop = self.goal_loop if max_seconds is None else dataclasses.replace(
             self.goal_loop, max_seconds=min(max_seconds, self.goal_loop.max_seconds or max_seconds))
+        out = PlanAttempt(False, "", agent_costs={a.name: float(a.cost) for a in task.agents})
+        tried: list[PlanResult] = []
+
+        def solve(dnf) -> Optional[str]:
+            """Algorithm 3: plan the checked goal; a goal no plan reaches goes back to the model
+            with the planner's reason (a time-out or a planner error does not: asking again
+            would not make planning cheaper)."""
+            tp = time.monotonic()
+            limit = self.time_limit
+            if max_seconds is not None:  # the caller's wall-time bound covers planning too
+                limit = max(1.0, min(limit, max_seconds - (time.monotonic() - t0)))
+            tried.append(plan_for_goal(scene, to_scene_names(dnf, task.names), mode=self.mode,
+                                       time_limit=limit, prune=self.prune, **kwargs))
+            out.plan_seconds += time.monotonic() - tp
+            if tried[-1].status is not PlanStatus.UNSOLVABLE:
+                return None
+            return (f"The goal is well formed, but no plan reaches it from the current state: "
+                    f"{tried[-1].message or 'the planner proved it unreachable'}. Give a goal that can be reached "
+                    "here (check that each object can be where the goal puts it).")
+
         goal = loop.run(GoalRequest(task=request, signature=task.signature, scene_text=scene_text,
                                     mode=GoalMode.PARTIAL_PLAN if partial else GoalMode.PLAN,
                                     max_predicates=self.max_predicates if partial else None,
-                                    scene=scene, names=dict(task.names)))
-        out = PlanAttempt(False, "", goal=goal, agent_costs={a.name: float(a.cost) for a in task.agents})
+                                    scene=scene, names=dict(task.names)), solve=solve)
+        out.goal = goal
         if not goal.accepted:
             last = goal.feedback[-1].message.strip() if goal.feedback else (goal.error or "")
-            out.message = (f"no goal was accepted ({goal.stop_reason.value} after {goal.rounds} rounds)"
+            unsolved = sum(f.stage == "planning" for f in goal.feedback)
+            out.message = (f"no goal was accepted ({goal.stop_reason.value} after {goal.rounds} rounds"
+                           + (f"; {unsolved} well-formed goal(s) no plan reaches" if unsolved else "") + ")"
                            + (f": {last}" if last else ""))
+            out.plan = tried[-1] if tried else None
             out.seconds = time.monotonic() - t0
             return out
         out.goal_text = goal.goal_text
-        tp = time.monotonic()
-        limit = self.time_limit
-        if max_seconds is not None:  # the caller's wall-time bound covers planning too
-            limit = max(1.0, min(limit, max_seconds - (time.monotonic() - t0)))
-        res = plan_for_goal(scene, to_scene_names(goal.dnf, task.names), mode=self.mode,
-                            time_limit=limit, prune=self.prune, **kwargs)
-        out.plan_seconds = time.monotonic() - tp
+        res = tried[-1]
         out.plan = res
         if res.solved:
             out.ok = True

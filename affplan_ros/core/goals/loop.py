@@ -107,7 +107,7 @@ class RoundFeedback:
     """An error found in one round and the message fed back for it."""
 
     round: int
-    stage: str  # "empty" | "syntax" | "semantic"
+    stage: str  # "empty" | "syntax" | "semantic" | "planning" (well formed, but no plan reaches it)
     kinds: tuple[str, ...]
     message: str
     answer: str
@@ -162,7 +162,10 @@ class GoalLoop:
     max_seconds: float | None = None
     clock: Callable[[], float] = time.monotonic
 
-    def run(self, request: GoalRequest) -> GoalLoopResult:
+    def run(self, request: GoalRequest, solve: Callable[[DNF], str | None] | None = None) -> GoalLoopResult:
+        """``solve``: Algorithm 3's last check - the planner on a goal the checks accepted; it
+        returns why no plan reaches the goal (fed back like any error, within the same bound) or
+        None to accept the goal."""
         start = self.clock()
         messages: list[Message] = list(self.prompter.initial_messages(request))
         result = GoalLoopResult(stop_reason=GoalStop.BOUND_REACHED, messages=messages)
@@ -212,14 +215,16 @@ class GoalLoop:
                 fb = RoundFeedback(rnd, "syntax", _kinds(syntax.issues), syntax.feedback(), answer)
             else:
                 dnf = syntax.dnf or []
-                if self.semantic is not None:
-                    sem = self.semantic.check(dnf)
-                    if sem.ok:
-                        return self._accept(result, syntax.goal, sem.consistent_dnf, syntax.goal_text, finish)
+                sem = self.semantic.check(dnf) if self.semantic is not None else None
+                if sem is not None and not sem.ok:
                     fb = RoundFeedback(rnd, "semantic", tuple(v.kind for v in sem.violations),
                                        sem.feedback(), answer)
                 else:
-                    return self._accept(result, syntax.goal, dnf, syntax.goal_text, finish)
+                    checked = sem.consistent_dnf if sem is not None else dnf
+                    unsolvable = solve(checked) if solve is not None else None
+                    if unsolvable is None:
+                        return self._accept(result, syntax.goal, checked, syntax.goal_text, finish)
+                    fb = RoundFeedback(rnd, "planning", ("unsolvable",), unsolvable, answer)
             result.feedback.append(fb)
             if rnd < self.max_rounds:  # the last error is recorded, but not sent anywhere
                 messages.append({"role": "user", "content": self.prompter.correction_message(request, fb.message)})

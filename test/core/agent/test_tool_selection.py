@@ -253,6 +253,22 @@ def test_failed_planning_is_fed_back_and_counts(semantic) -> None:
     assert "'apple0'" in reqs[3].last_user_text and ex.plans == []
 
 
+def test_a_goal_no_plan_reaches_goes_back_to_the_model_with_the_planners_reason(semantic) -> None:
+    # Algorithm 3: an orange does not fit into a cup (sizes), so the well-formed goal is
+    # unsolvable; within the same Plan call the model hears why and gives another goal.
+    answers = ["SELECTED TOOL: PLAN", "(:goal (and (in orange0 cup0)))", "(:goal (and (on orange0 board0)))"]
+    res, ex, memory, reqs = run_loop(answers, "Put the orange somewhere safe", semantic, goal_rounds=3)
+    assert res.stop_reason is TaskStop.COMPLETED and res.tools == ["PLAN"], res.message
+    assert "no plan reaches it from the current state: the goal cannot be reached" in reqs[2].last_user_text
+    assert ex.plans and reached(ex, "(on orange0 board0)")
+    # Bounded like every correction: the same answer again ends the call with the planner's reason.
+    answers = ["SELECTED TOOL: PLAN", "(:goal (and (in orange0 cup0)))", "(:goal (and (in orange0 cup0)))",
+               "Nothing else fits. FAILURE"]
+    res, ex, memory, reqs = run_loop(answers, "Put the orange in the cup", semantic, goal_rounds=2)
+    assert res.stop_reason is TaskStop.NO_TOOL and ex.plans == []
+    assert "2 well-formed goal(s) no plan reaches" in reqs[3].last_user_text
+
+
 def test_llm_failure_and_time_bound(semantic) -> None:
     res, ex, _, _ = run_loop([FakeReply(status=500, error_message="overloaded")], "Give me the cup", semantic)
     assert res.stop_reason is TaskStop.LLM_ERROR and "overloaded" in res.message
