@@ -64,8 +64,13 @@ CARRY = (0.30, 0.22, 1.20)   # base-frame TCP position of a hand carrying someth
 # a door's hinge is a smaller or larger arc (one may pass where a fridge stands in the other's way).
 HANDLE_REACH = (0.55, 0.45, 0.65)
 HANDLE_LATERAL = (0.15, 0.0, -0.12)   # m to the grasping arm's side (mirrored per arm), tried in turn
+# Closing, where no place above is free: the handle near and well to the arm's side, the base beside
+# the leaf nearer the hinge, so that its arc round the hinge is the smallest (as a person at an open
+# fridge's door with someone standing a step from its edge).
+HANDLE_BESIDE = ((0.35, 0.4), (0.35, 0.45))
 HANDLE_PRE = 0.10        # m back from the handle the hand comes from
 DOOR_TARGET = 1.6        # rad a door is opened to (about 90 degrees)
+PART_WAY_TOLERANCE = 0.15   # rad: a door pulled part of the way counts as there within this
 OPENED = 0.7             # fraction of the joint range that counts as opened
 ARM_SIDE_OFFSET = 0.2    # m to its side of the base's centre line where an arm works best
 MAX_GRASPS = 6           # grasp candidates tried (each costs IK for up to four finger directions)
@@ -856,13 +861,19 @@ class Skills:
         return self._run("open", self._articulate, furniture, True)
 
     def close(self, furniture: str) -> SkillResult:
-        return self._run("close", self._articulate, furniture, False)
+        from affplan_ros.sim.physics.closing import close_articulated
 
-    def _articulate(self, furniture: str, opening: bool) -> SkillResult:
+        return self._run("close", close_articulated, self, furniture)
+
+    def _articulate(self, furniture: str, opening: bool, to: Optional[float] = None,
+                    plan_only: bool = False, beside: bool = False) -> SkillResult:
         """Grasp the handle, then move the base so that the hand follows the joint's path (an arc
         round the hinge, a line along the slide) with the arm held still; release and step back.
         Moving the whole robot, not the arm alone, is what lets a Tiago-sized arm swing a fridge
-        door through 90 degrees (the hand would otherwise have to travel ~1 m)."""
+        door through 90 degrees (the hand would otherwise have to travel ~1 m). ``to``: a joint
+        position part of the way (closing a door in two pulls); ``plan_only``: only say whether
+        a handle, an arm and a free place to stand are found (no motion; detail ``stand``);
+        ``beside``: stand only beside the leaf (``HANDLE_BESIDE``), the smallest arc."""
         w = self.world
         verb = "open" if opening else "close"
         thing = w.things.get(furniture)
@@ -876,6 +887,7 @@ class Skills:
         door = thing.joint.endswith("/hinge")
         jid = w.model.joint(thing.joint).id
         goal = min(DOOR_TARGET, thing.joint_open) if (opening and door) else (thing.joint_open if opening else 0.0)
+        goal = goal if to is None else to
 
         # 1. Choose a handle (a room door has one on each face), an arm and where to stand: the
         #    handle where that arm grasps it best, a free path there, and free floor for the base
@@ -887,8 +899,9 @@ class Skills:
         handles = [(thing.handle_site, 1.0)] + [(f"{furniture}/handle_back", -1.0)] * w.has_site(
             f"{furniture}/handle_back")
         choice, why_not = None, "no free place to stand at its handle"
-        for (site, face), reach, candidate, lateral in ((h, r, s, lat) for h in handles for r in HANDLE_REACH
-                                                        for s in free for lat in HANDLE_LATERAL):
+        tries = [(h, r, s, lat) for h in handles for r in HANDLE_REACH for s in free for lat in HANDLE_LATERAL]
+        tries = tries if not beside else [(h, r, s, lat) for h in handles for r, lat in HANDLE_BESIDE for s in free]
+        for (site, face), reach, candidate, lateral in tries:
             handle, _, _ = w.site(site)
             normal = face * self._outward_normal(thing)
             heading = atan2(-normal[1], -normal[0])
@@ -918,7 +931,9 @@ class Skills:
             choice = (candidate, path, sweep, at, pre, site, normal, heading)
             break
         if choice is None:
-            return self._fail(FailureCode.BLOCKED, f"cannot {verb} {furniture}: {why_not}")
+            return self._fail(FailureCode.BLOCKED, f"cannot {verb} {furniture}: {why_not}", stand=False)
+        if plan_only:
+            return self._ok(stand=True, handle=choice[5])
         side, path, sweep, at, pre, site, normal, heading = choice
         tuck = self._tuck()
         if not tuck.ok or not self.control.drive(path).ok:
@@ -958,6 +973,8 @@ class Skills:
         w.step(w.steps(0.3))
         final = w.qpos(thing.joint)
         ok = w.is_open(furniture, OPENED) if opening else w.is_closed(furniture)
+        if to is not None:    # part of the way: near enough for the next pull to take over
+            ok = abs(final - to) < PART_WAY_TOLERANCE
         if not ok:
             why = "the hand slipped off the handle" if not held else "the joint did not follow the hand"
             return self._fail(FailureCode.SLIPPED if not held else FailureCode.BLOCKED,

@@ -359,3 +359,33 @@ def test_the_cloth_on_complex_kitchen4s_crowded_counter_reaches_the_person(share
     result = ex.execute(planned.plan)
     assert result.success, result.failure
     assert ex.goal_reached(goal)
+
+
+@pytest.mark.shared
+def test_a_door_opened_into_the_corner_is_closed_in_two_pulls_from_its_two_faces(shared_datasets):
+    # AutoGPT+P's opened simple kitchen: the room door stands open 90 degrees, 0.8 m from the wall
+    # beside it. Its room-side handle faces that corner (no room for the base); pulling the other
+    # handle all the way would take the base through the wall. Pulled half way by the handle it
+    # reaches, then closed from the leaf's other face, it shuts, and nothing else was moved.
+    sk, world = evaluation_skills(shared_datasets, "simple_kitchen_opened.txt")
+    assert sk.navigate("door0").success
+    assert sk._articulate("door0", False).details.get("stand") is False   # one pull: nowhere to stand
+    fridge = world.qpos(world.things["refrigerator0"].joint)
+    result = sk.close("door0")
+    assert result.success, result.reason
+    assert world.is_closed("door0")
+    assert abs(world.qpos(world.things["refrigerator0"].joint) - fridge) < 0.05
+
+
+@pytest.mark.shared
+def test_an_open_fridge_beside_a_person_is_closed_standing_close_beside_its_door(shared_datasets):
+    # empty_fridge: the person stands 0.4 m from the open fridge door's edge, where the base's arc
+    # round the hinge would pass with the hand 0.45-0.65 m ahead. Beside the leaf, the handle
+    # 0.35 m ahead and 0.4 m to the arm's side, the arc is small enough to pass them.
+    sk, world = evaluation_skills(shared_datasets, "empty_fridge.txt")
+    assert sk.navigate("refrigerator0").success
+    result = sk.close("refrigerator0")
+    assert result.success, result.reason
+    assert world.is_closed("refrigerator0")
+    base = world.base_pose()
+    assert segment_clear(world, (base.x, base.y), (base.x, base.y), world.spec.base_radius) is None
