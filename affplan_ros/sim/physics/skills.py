@@ -716,8 +716,15 @@ class Skills:
             return self._fail(FailureCode.NO_FREE_SPACE, f"no free spot on {support} for {obj} "
                               f"({2 * geo.half[0] * 100:.0f} x {2 * geo.half[1] * 100:.0f} cm)")
         yaw_now, held_width = self._tcp_yaw(side), self.control.aperture(side)
+        plans: dict[tuple[float, ...], Optional[tuple[dict, dict, dict]]] = {}
 
         def plan_at(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
+            key = tuple(np.round(spot, 4))
+            if key not in plans:
+                plans[key] = plan_spot(spot)
+            return plans[key]
+
+        def plan_spot(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
             poses = [(self._tcp_target(obj, side, r, spot, centre[2], RELEASE_GAP), r)
                      for r in self._holding_rotations(obj, side, spot)]
             # The fingers need room where they open, as where they close (a tall bucket beside the spot).
@@ -726,7 +733,17 @@ class Skills:
                 return None
             return self._plan_descent(side, poses, PRE_GRASP, PRE_GRASP)
 
-        plan, tries = self.reach_a_spot(free_spots, plan_at, side, along)
+        def clear_plan_at(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
+            # IK does not see furniture: over a fridge's shelf the cucumber held above a spot by
+            # the side wall would be in the wall. Such a spot goes after those with room round
+            # what is held, above the spot where the descent starts.
+            found = plan_at(spot)
+            return None if found is None or self.paths.collision(side, {**self.control.joints(), **found[0]},
+                                                                  held=obj) else found
+
+        plan, tries = self.reach_a_spot(free_spots, clear_plan_at, side, None)
+        if plan is None:
+            plan, tries = self.reach_a_spot(free_spots, plan_at, side, along)
         if plan is None:
             return self._fail(FailureCode.UNREACHABLE, f"{len(free_spots())} free spot(s) on {support}, none within "
                               f"the arm's reach from where the base stands ({tries} other standing place(s) tried)")
