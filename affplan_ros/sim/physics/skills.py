@@ -217,6 +217,17 @@ class Skills:
                 targets.update(carry)
         return self.control.follow([targets])
 
+    def _withdraw(self, side: str) -> None:
+        """The empty hand back to its tucked pose round what is in the way, where the straight
+        line (the tuck's) is not clear: out of a box, the fingers' straight way back hooked its
+        wall and lifted the box off the counter."""
+        start = self.control.joints()
+        home = dict(zip(arm_joints(side), home_arm(side, self.world.spec)))
+        path = self.paths.path(side, start, {**start, **home})
+        if path is not None and path.planned:
+            self.planned_moves += 1
+            self.control.follow([{j: wp[j] for j in home} for wp in path.waypoints])
+
     def move_arm(self, side: str, joints: Mapping[str, float], speed_scale: float = 1.0) -> MotionOutcome:
         """Move ``side``'s arm (and the torso, if ``joints`` has it) to ``joints`` clear of
         everything, with what the hand holds (``arm_paths.py``): the straight joint-space line
@@ -758,6 +769,7 @@ class Skills:
         self.control.set_gripper(side, opening(held_width, w.spec.max_aperture), 0.5)
         self.held[side] = None
         self.control.follow(self._straight(side, at, after), speed_scale=0.5)
+        self._withdraw(side)
         self._tuck()
         w.step(w.steps(0.5))
         if not w.resting_on(obj, support):
