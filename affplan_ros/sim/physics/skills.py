@@ -57,6 +57,8 @@ RELEASE_GAP = 0.01      # m between the object's bottom and the support when the
 CLEARANCE = 0.07
 STAND_ASIDE = (0.0, 0.05, -0.05, 0.1, -0.1, 0.2, -0.2, 0.3, -0.3)   # m along a place's front tried to stand, in turn
 HAND_HALF_WIDTH = 0.06   # m: a carrying hand's palm and fingers round its TCP
+ROUND_ROOM = 0.005       # m kept between what is put on a round dish's floor and its wall
+CARRIED_ROOM = 0.03      # m kept between what is carried and a person or a tall thing on the way
 TALL = 1.0               # m: furniture higher than this stands as high as what is carried (1.2 m)
 PERSON_STANDOFF = 0.15   # m further from a person than from furniture the base stops (within 0.8 m: 'at' them)
 CARRY = (0.30, 0.22, 1.20)   # base-frame TCP position of a hand carrying something (y mirrored per side)
@@ -191,6 +193,8 @@ class Skills:
         tall = {n: more for n in self._tall_obstacles()
                 if n != location or self.world.things[location].kind == ThingKind.AGENT}
         path = plan_base_path(self.world, start, goal, radius, wider=tall) if more > 0 and tall else None
+        if path is None and more > 0 and tall:
+            path = self._carrying_path(start, goal, radius, list(tall))
         path = path or plan_base_path(self.world, start, goal, radius)
         if path is None:
             hit = segment_clear(self.world, (goal.x, goal.y), (goal.x, goal.y), radius)
@@ -265,6 +269,41 @@ class Skills:
                 reach = max(reach, float(np.hypot(local[:, 0], local[:, 1]).max()),
                             float(np.hypot(hand[0], hand[1])) + HAND_HALF_WIDTH)
         return reach
+
+    def _carrying_path(self, start: BasePose, goal: BasePose, radius: float,
+                       among: list[str]) -> Optional[list[BasePose]]:
+        """Where no path keeps a carried thing's whole reach round the base clear of ``among`` (a
+        plate held out 0.74 m from the base's centre, a person in the middle of the room): turn
+        on the spot to the goal's heading first, then drive keeping it, on a path where what is
+        carried, where it is on that side of the base, keeps clear of them. None if there is none."""
+        discs = self._carried_discs()
+
+        def turned(yaw: float) -> list[tuple[float, float, float]]:
+            c, s = np.cos(yaw), np.sin(yaw)
+            return [(c * x - s * y, s * x + c * y, r) for x, y, r in discs]
+
+        here = (start.x, start.y)
+        turn = (goal.yaw - start.yaw + pi) % (2 * pi) - pi        # the way the servos turn
+        if any(segment_clear(self.world, here, here, 0.0, carried=turned(start.yaw + turn * k / 12), among=among)
+               for k in range(13)):
+            return None
+        path = plan_base_path(self.world, start, goal, radius, carried=turned(goal.yaw), among=among)
+        return None if path is None else [BasePose(start.x, start.y, goal.yaw)] + path
+
+    def _carried_discs(self) -> list[tuple[float, float, float]]:
+        """Each held thing with the hand holding it as a disc in the base frame: (x, y, radius)."""
+        w, out = self.world, []
+        signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+        for side, obj in self.held.items():
+            if obj is None:
+                continue
+            corners = w.position(obj) + (signs * object_geometry(w.things[obj].props).half) @ w.rotation(obj).T
+            local = np.array([w.to_base_frame(c)[:2] for c in corners])
+            centre = w.to_base_frame(w.position(obj))[:2]
+            hand = w.to_base_frame(w.site(f"{side}_tcp")[0])[:2]
+            r = max(float(np.hypot(*(local - centre).T).max()), float(np.hypot(*(hand - centre))) + HAND_HALF_WIDTH)
+            out.append((float(centre[0]), float(centre[1]), r + CARRIED_ROOM))
+        return out
 
     def _tall_obstacles(self) -> list[str]:
         """The obstacles (``world.obstacles`` names) that stand as high as things are carried:
@@ -874,11 +913,19 @@ class Skills:
             n = int(room / 0.03 + 1e-9)
             return sorted({round(k * 0.03, 6) for k in range(-n, n + 1)} | {room, -room}) if room >= 0 else []
 
-        for u in grid(size[0] - mine[0]):
-            for v in grid(size[1] - mine[1]):
-                if all(abs(u - ou) >= mine[0] + ex + gap or abs(v - ov) >= mine[1] + ey + gap
-                       for ou, ov, ex, ey in others):
-                    spots.append(centre + rot @ np.array([u, v, 0.0]))
+        def scan(room: tuple[float, float], within: Callable[[float, float], bool]) -> None:
+            for u in grid(room[0] - mine[0]):
+                for v in grid(room[1] - mine[1]):
+                    if within(u, v) and all(abs(u - ou) >= mine[0] + ex + gap or abs(v - ov) >= mine[1] + ey + gap
+                                            for ou, ov, ex, ey in others):
+                        spots.append(centre + rot @ np.array([u, v, 0.0]))
+
+        scan((size[0], size[1]), lambda u, v: True)
+        well = _round_well(w, support)
+        if not spots and well is not None:
+            # The site is the square inscribed in a round floor: what does not fit it (a banana
+            # on a plate) may still lie within the circle, its corners clear of the wall.
+            scan((well, well), lambda u, v: np.hypot(abs(u) + mine[0], abs(v) + mine[1]) <= well)
         sweet = np.array([base.x + 0.5 * np.cos(base.yaw), base.y + 0.5 * np.sin(base.yaw)])
         if side is not None:
             sweet = sweet + self._arm_offset(side)[:2]
@@ -1054,6 +1101,18 @@ def _footprint(surface: np.ndarray, rot: np.ndarray, half, ball: bool = False) -
         return half[0], half[0]
     m = np.abs(surface.T[:2, :] @ rot) @ np.asarray(half)
     return float(m[0]), float(m[1])
+
+
+def _round_well(world: PhysicsWorld, support: str) -> Optional[float]:
+    """The radius a round dish's or container's floor is free to, inside the flats of its
+    octagonal wall (``bodies.object_xml``) less ``ROUND_ROOM``; None for anything else."""
+    thing = world.things.get(support)
+    if thing is None or thing.kind != ThingKind.OBJECT or thing.props.shape != "cylinder":
+        return None
+    geo = object_geometry(thing.props)
+    if geo.hollow is None:
+        return None
+    return geo.half[0] * np.cos(pi / 8) - geo.wall[0] - ROUND_ROOM
 
 
 def inner_height(world: PhysicsWorld, container: str) -> float:

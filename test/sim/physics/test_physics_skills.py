@@ -403,3 +403,19 @@ def test_a_cucumber_put_into_the_fridge_is_not_held_into_its_side_wall(shared_da
     result = sk.putin("cucumber0", "refrigerator0", "refrigerator0")
     assert result.success, result.reason
     assert sk.inside("cucumber0", "refrigerator0")
+
+
+def test_a_banana_finds_a_free_spot_on_a_round_plate_within_its_circle():
+    # A 26 cm plate's well is round (an octagon of walls, 22 cm across its flats); the spots
+    # were searched on the 17 cm square inscribed in it, where a 20 cm banana never fits. Within
+    # the circle it does, its corners clear of the wall.
+    text = ("OBJECTS\ntable:0\nplate:0\nrobot:0\nEND-OBJECTS\nRELATIONS\non plate:0 table:0\n"
+            "at robot:0 table:0\nEND-RELATIONS\nLOCATIONS\ntable0 table:0 plate:0\nEND-LOCATIONS\n")
+    world = build_world(parse_scene_text(text))
+    sk = Skills(world)
+    spots = sk._free_spots("plate0", "plate0/top", None, (0.10, 0.02, 0.02), world.base_pose(), rotation=np.eye(3))
+    assert spots
+    centre, rot, _ = world.site("plate0/top")
+    for spot in spots:
+        off = np.abs(rot.T @ (spot - centre))
+        assert np.hypot(off[0] + 0.10, off[1] + 0.02) <= 0.13 * np.cos(np.pi / 8) - 0.008
