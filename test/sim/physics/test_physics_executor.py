@@ -186,3 +186,21 @@ def test_a_plate_carried_past_the_person_keeps_clear_of_them_and_stays_in_the_ha
     assert result.success, result.failure
     assert ex.skills.holding("plate1") is not None
     assert "human0" not in touched
+
+
+@pytest.mark.shared
+def test_after_filling_a_pot_on_the_stove_the_bottle_comes_back_without_knocking_it_off(shared_datasets):
+    # complex_kitchen4 (knowledge#22's plan): the pot is put on the stove and the bottle filled
+    # into it; the straight joint-space way from the upright bottle back to the carry pose swept
+    # the bottle into the pot and pushed it off the hob. The hand now goes back round it.
+    from affplan_ros.sim.physics.world import build_world
+
+    scene = load_scene(shared_datasets / "autogpt_p" / "autogpt_p" / "data" / "evaluation" / "scenes"
+                       / "complex_kitchen4.txt")
+    ex = PhysicsExecutor(scene, world=build_world(scene))
+    result = ex.execute(steps("grasp robot0 pot0 counter0 counter0", "move robot0 counter0 stove0",
+                              "place robot0 pot0 stove0 stove0", "move robot0 stove0 table0",
+                              "grasp robot0 bottle0 table0 table0", "move robot0 table0 stove0",
+                              "fill robot0 bottle0 water0 pot0 stove0"))
+    assert result.success, result.failure
+    assert {("on", "pot0", "stove0"), ("liquid_in", "water0", "pot0")} <= ex.relations()
