@@ -36,7 +36,7 @@ from typing import Callable, Mapping, Optional, TypeVar
 import mujoco
 import numpy as np
 
-from affplan_ros.sim.physics.arm_paths import ArmPathPlanner
+from affplan_ros.sim.physics.arm_paths import MAX_CHECKS, ArmPathPlanner
 from affplan_ros.sim.physics.bodies import object_geometry
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
 from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, grasp_points, in_the_way, opening
@@ -77,6 +77,7 @@ OPENED = 0.7             # fraction of the joint range that counts as opened
 ARM_SIDE_OFFSET = 0.2    # m to its side of the base's centre line where an arm works best
 MAX_GRASPS = 6           # grasp candidates tried (each costs IK for up to four finger directions)
 FOREARM_RADIUS = 0.05    # m: the forearm's capsule (4 cm, robot.py) and a centimetre of room
+RETRY_CHECKS = 5 * MAX_CHECKS   # an arm path's budget where the straight way was stopped (~5 s at most)
 LEANS = (0.35, 0.6)      # rad a hand pointing down may lean forward to reach further (wrist pitch allows ~0.8)
 
 
@@ -239,7 +240,13 @@ class Skills:
         within the clearance of something (a pre-grasp pose beside a tomato) or no path is found,
         the straight line all the same: the physics then shows whether something stops the arm."""
         start = self.control.joints()
-        path = self.paths.path(side, start, {**start, **joints}, held=self.held[side])
+        goal = {**start, **joints}
+        path = self.paths.path(side, start, goal, held=self.held[side])
+        if path is None and not self.paths.collision(side, goal, self.held[side]):
+            # The goal is clear but the usual budget found no way round to it (a plate into a
+            # dishwasher's low cabinet, the arm under its top): the straight way would hit
+            # something, and what the hand holds turns in it. A larger budget first.
+            path = self.paths.path(side, start, goal, held=self.held[side], max_checks=RETRY_CHECKS)
         if path is None or not path.planned:
             return self.control.follow([dict(joints)], speed_scale=speed_scale)
         self.planned_moves += 1
