@@ -16,6 +16,9 @@ import numpy as np
 from affplan_ros.sim.physics.world import BasePose, PhysicsWorld
 
 RESOLUTION = 0.05    # m per grid cell
+# Something carried, as a disc at a fixed offset from the base's centre while the base keeps its
+# heading: (dx, dy) in the world, radius (m).
+Disc = tuple[float, float, float]
 
 
 def clearance_field(world: PhysicsWorld, xs: np.ndarray, ys: np.ndarray, exclude: Sequence[str] = (),
@@ -32,31 +35,45 @@ def clearance_field(world: PhysicsWorld, xs: np.ndarray, ys: np.ndarray, exclude
 
 
 def segment_clear(world: PhysicsWorld, a: tuple[float, float], b: tuple[float, float], radius: float,
-                  exclude: Sequence[str] = (), wider: Optional[Mapping[str, float]] = None) -> Optional[str]:
-    """The first obstacle a disc of ``radius`` touches moving straight from a to b, or None."""
+                  exclude: Sequence[str] = (), wider: Optional[Mapping[str, float]] = None,
+                  carried: Sequence[Disc] = (), among: Sequence[str] = ()) -> Optional[str]:
+    """The first obstacle a disc of ``radius`` touches moving straight from a to b, or None;
+    ``carried``: discs moving along with it that must keep clear of the walls and of ``among``."""
     n = max(2, int(hypot(b[0] - a[0], b[1] - a[1]) / 0.02) + 1)
     t = np.linspace(0.0, 1.0, n)
     px, py = a[0] + t * (b[0] - a[0]), a[1] + t * (b[1] - a[1])
     half = world.room_side / 2 - radius
     if np.any(np.abs(px) > half) or np.any(np.abs(py) > half):
         return "the wall"
-    for name, place in world.obstacles(exclude):
+    obstacles = world.obstacles(exclude)
+    for name, place in obstacles:
         if np.any(place.distance(px, py) < radius + (wider or {}).get(name, 0.0)):
             return name
+    for dx, dy, r in carried:
+        if np.any(np.abs(px + dx) > world.room_side / 2 - r) or np.any(np.abs(py + dy) > world.room_side / 2 - r):
+            return "the wall"
+        for name, place in obstacles:
+            if name in among and np.any(place.distance(px + dx, py + dy) < r):
+                return name
     return None
 
 
 def plan_base_path(world: PhysicsWorld, start: BasePose, goal: BasePose, radius: float, exclude: Sequence[str] = (),
-                   wider: Optional[Mapping[str, float]] = None) -> Optional[list[BasePose]]:
+                   wider: Optional[Mapping[str, float]] = None, carried: Sequence[Disc] = (),
+                   among: Sequence[str] = ()) -> Optional[list[BasePose]]:
     """Waypoints from ``start`` to ``goal`` (the last is ``goal``), or None if the goal cannot be
     reached without touching something; ``wider``: metres more kept from the named obstacles
-    on the way (not at the goal, where the base stands to work)."""
+    on the way (not at the goal, where the base stands to work); ``carried``: discs at fixed
+    offsets (the base keeps its heading) kept clear of the walls and of ``among`` on the way."""
     a, b = (start.x, start.y), (goal.x, goal.y)
-    if segment_clear(world, a, b, radius, exclude, wider) is None:
+    if segment_clear(world, a, b, radius, exclude, wider, carried, among) is None:
         return [goal]
     half = world.room_side / 2
     xs = np.arange(-half, half + 1e-9, RESOLUTION)
     free = clearance_field(world, xs, xs, exclude, wider) >= radius
+    others = [name for name, _ in world.obstacles(exclude) if name not in among]
+    for dx, dy, r in carried:
+        free &= clearance_field(world, xs + dx, xs + dy, (*exclude, *others)) >= r
     n = len(xs)
 
     def cell(p: tuple[float, float]) -> tuple[int, int]:
@@ -95,7 +112,8 @@ def plan_base_path(world: PhysicsWorld, start: BasePose, goal: BasePose, radius:
     corners, i = [a], 0
     while i < len(points) - 1:
         j = len(points) - 1
-        while j > i + 1 and segment_clear(world, points[i], points[j], radius * 0.98, exclude, wider) is not None:
+        while j > i + 1 and segment_clear(world, points[i], points[j], radius * 0.98, exclude, wider, carried,
+                                          among) is not None:
             j -= 1
         corners.append(points[j])
         i = j

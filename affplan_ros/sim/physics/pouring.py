@@ -76,7 +76,7 @@ def _pour(sk: Skills, source: str, content: str, target: str, liquid: bool) -> S
         if over:
             w.liquids.setdefault(target, {})[content] = w.liquids.get(target, {}).get(content, 0.0) + litres
     sk.control.follow([upright], speed_scale=0.4)
-    sk.control.follow([carry])
+    sk.move_arm(side, carry)   # back round the target: the straight way swept the bottle into a pot
     w.step(w.steps(0.3))
     if len(w.touching_geoms(source, sk._pads(side))) < 2:
         sk.held[side] = None

@@ -36,7 +36,7 @@ from typing import Callable, Mapping, Optional, TypeVar
 import mujoco
 import numpy as np
 
-from affplan_ros.sim.physics.arm_paths import ArmPathPlanner
+from affplan_ros.sim.physics.arm_paths import MAX_CHECKS, ArmPathPlanner
 from affplan_ros.sim.physics.bodies import object_geometry
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
 from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, grasp_points, in_the_way, opening
@@ -57,6 +57,8 @@ RELEASE_GAP = 0.01      # m between the object's bottom and the support when the
 CLEARANCE = 0.07
 STAND_ASIDE = (0.0, 0.05, -0.05, 0.1, -0.1, 0.2, -0.2, 0.3, -0.3)   # m along a place's front tried to stand, in turn
 HAND_HALF_WIDTH = 0.06   # m: a carrying hand's palm and fingers round its TCP
+ROUND_ROOM = 0.005       # m kept between what is put on a round dish's floor and its wall
+CARRIED_ROOM = 0.03      # m kept between what is carried and a person or a tall thing on the way
 TALL = 1.0               # m: furniture higher than this stands as high as what is carried (1.2 m)
 PERSON_STANDOFF = 0.15   # m further from a person than from furniture the base stops (within 0.8 m: 'at' them)
 CARRY = (0.30, 0.22, 1.20)   # base-frame TCP position of a hand carrying something (y mirrored per side)
@@ -64,12 +66,18 @@ CARRY = (0.30, 0.22, 1.20)   # base-frame TCP position of a hand carrying someth
 # a door's hinge is a smaller or larger arc (one may pass where a fridge stands in the other's way).
 HANDLE_REACH = (0.55, 0.45, 0.65)
 HANDLE_LATERAL = (0.15, 0.0, -0.12)   # m to the grasping arm's side (mirrored per arm), tried in turn
+# Closing, where no place above is free: the handle near and well to the arm's side, the base beside
+# the leaf nearer the hinge, so that its arc round the hinge is the smallest (as a person at an open
+# fridge's door with someone standing a step from its edge).
+HANDLE_BESIDE = ((0.35, 0.4), (0.35, 0.45))
 HANDLE_PRE = 0.10        # m back from the handle the hand comes from
 DOOR_TARGET = 1.6        # rad a door is opened to (about 90 degrees)
+PART_WAY_TOLERANCE = 0.15   # rad: a door pulled part of the way counts as there within this
 OPENED = 0.7             # fraction of the joint range that counts as opened
 ARM_SIDE_OFFSET = 0.2    # m to its side of the base's centre line where an arm works best
 MAX_GRASPS = 6           # grasp candidates tried (each costs IK for up to four finger directions)
 FOREARM_RADIUS = 0.05    # m: the forearm's capsule (4 cm, robot.py) and a centimetre of room
+RETRY_CHECKS = 5 * MAX_CHECKS   # an arm path's budget where the straight way was stopped (~5 s at most)
 LEANS = (0.35, 0.6)      # rad a hand pointing down may lean forward to reach further (wrist pitch allows ~0.8)
 
 
@@ -186,6 +194,8 @@ class Skills:
         tall = {n: more for n in self._tall_obstacles()
                 if n != location or self.world.things[location].kind == ThingKind.AGENT}
         path = plan_base_path(self.world, start, goal, radius, wider=tall) if more > 0 and tall else None
+        if path is None and more > 0 and tall:
+            path = self._carrying_path(start, goal, radius, list(tall))
         path = path or plan_base_path(self.world, start, goal, radius)
         if path is None:
             hit = segment_clear(self.world, (goal.x, goal.y), (goal.x, goal.y), radius)
@@ -212,6 +222,17 @@ class Skills:
                 targets.update(carry)
         return self.control.follow([targets])
 
+    def _withdraw(self, side: str) -> None:
+        """The empty hand back to its tucked pose round what is in the way, where the straight
+        line (the tuck's) is not clear: out of a box, the fingers' straight way back hooked its
+        wall and lifted the box off the counter."""
+        start = self.control.joints()
+        home = dict(zip(arm_joints(side), home_arm(side, self.world.spec)))
+        path = self.paths.path(side, start, {**start, **home})
+        if path is not None and path.planned:
+            self.planned_moves += 1
+            self.control.follow([{j: wp[j] for j in home} for wp in path.waypoints])
+
     def move_arm(self, side: str, joints: Mapping[str, float], speed_scale: float = 1.0) -> MotionOutcome:
         """Move ``side``'s arm (and the torso, if ``joints`` has it) to ``joints`` clear of
         everything, with what the hand holds (``arm_paths.py``): the straight joint-space line
@@ -219,7 +240,13 @@ class Skills:
         within the clearance of something (a pre-grasp pose beside a tomato) or no path is found,
         the straight line all the same: the physics then shows whether something stops the arm."""
         start = self.control.joints()
-        path = self.paths.path(side, start, {**start, **joints}, held=self.held[side])
+        goal = {**start, **joints}
+        path = self.paths.path(side, start, goal, held=self.held[side])
+        if path is None and not self.paths.collision(side, goal, self.held[side]):
+            # The goal is clear but the usual budget found no way round to it (a plate into a
+            # dishwasher's low cabinet, the arm under its top): the straight way would hit
+            # something, and what the hand holds turns in it. A larger budget first.
+            path = self.paths.path(side, start, goal, held=self.held[side], max_checks=RETRY_CHECKS)
         if path is None or not path.planned:
             return self.control.follow([dict(joints)], speed_scale=speed_scale)
         self.planned_moves += 1
@@ -249,6 +276,41 @@ class Skills:
                 reach = max(reach, float(np.hypot(local[:, 0], local[:, 1]).max()),
                             float(np.hypot(hand[0], hand[1])) + HAND_HALF_WIDTH)
         return reach
+
+    def _carrying_path(self, start: BasePose, goal: BasePose, radius: float,
+                       among: list[str]) -> Optional[list[BasePose]]:
+        """Where no path keeps a carried thing's whole reach round the base clear of ``among`` (a
+        plate held out 0.74 m from the base's centre, a person in the middle of the room): turn
+        on the spot to the goal's heading first, then drive keeping it, on a path where what is
+        carried, where it is on that side of the base, keeps clear of them. None if there is none."""
+        discs = self._carried_discs()
+
+        def turned(yaw: float) -> list[tuple[float, float, float]]:
+            c, s = np.cos(yaw), np.sin(yaw)
+            return [(c * x - s * y, s * x + c * y, r) for x, y, r in discs]
+
+        here = (start.x, start.y)
+        turn = (goal.yaw - start.yaw + pi) % (2 * pi) - pi        # the way the servos turn
+        if any(segment_clear(self.world, here, here, 0.0, carried=turned(start.yaw + turn * k / 12), among=among)
+               for k in range(13)):
+            return None
+        path = plan_base_path(self.world, start, goal, radius, carried=turned(goal.yaw), among=among)
+        return None if path is None else [BasePose(start.x, start.y, goal.yaw)] + path
+
+    def _carried_discs(self) -> list[tuple[float, float, float]]:
+        """Each held thing with the hand holding it as a disc in the base frame: (x, y, radius)."""
+        w, out = self.world, []
+        signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
+        for side, obj in self.held.items():
+            if obj is None:
+                continue
+            corners = w.position(obj) + (signs * object_geometry(w.things[obj].props).half) @ w.rotation(obj).T
+            local = np.array([w.to_base_frame(c)[:2] for c in corners])
+            centre = w.to_base_frame(w.position(obj))[:2]
+            hand = w.to_base_frame(w.site(f"{side}_tcp")[0])[:2]
+            r = max(float(np.hypot(*(local - centre).T).max()), float(np.hypot(*(hand - centre))) + HAND_HALF_WIDTH)
+            out.append((float(centre[0]), float(centre[1]), r + CARRIED_ROOM))
+        return out
 
     def _tall_obstacles(self) -> list[str]:
         """The obstacles (``world.obstacles`` names) that stand as high as things are carried:
@@ -711,8 +773,15 @@ class Skills:
             return self._fail(FailureCode.NO_FREE_SPACE, f"no free spot on {support} for {obj} "
                               f"({2 * geo.half[0] * 100:.0f} x {2 * geo.half[1] * 100:.0f} cm)")
         yaw_now, held_width = self._tcp_yaw(side), self.control.aperture(side)
+        plans: dict[tuple[float, ...], Optional[tuple[dict, dict, dict]]] = {}
 
         def plan_at(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
+            key = tuple(np.round(spot, 4))
+            if key not in plans:
+                plans[key] = plan_spot(spot)
+            return plans[key]
+
+        def plan_spot(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
             poses = [(self._tcp_target(obj, side, r, spot, centre[2], RELEASE_GAP), r)
                      for r in self._holding_rotations(obj, side, spot)]
             # The fingers need room where they open, as where they close (a tall bucket beside the spot).
@@ -721,7 +790,17 @@ class Skills:
                 return None
             return self._plan_descent(side, poses, PRE_GRASP, PRE_GRASP)
 
-        plan, tries = self.reach_a_spot(free_spots, plan_at, side, along)
+        def clear_plan_at(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
+            # IK does not see furniture: over a fridge's shelf the cucumber held above a spot by
+            # the side wall would be in the wall. Such a spot goes after those with room round
+            # what is held, above the spot where the descent starts.
+            found = plan_at(spot)
+            return None if found is None or self.paths.collision(side, {**self.control.joints(), **found[0]},
+                                                                  held=obj) else found
+
+        plan, tries = self.reach_a_spot(free_spots, clear_plan_at, side, None)
+        if plan is None:
+            plan, tries = self.reach_a_spot(free_spots, plan_at, side, along)
         if plan is None:
             return self._fail(FailureCode.UNREACHABLE, f"{len(free_spots())} free spot(s) on {support}, none within "
                               f"the arm's reach from where the base stands ({tries} other standing place(s) tried)")
@@ -736,6 +815,7 @@ class Skills:
         self.control.set_gripper(side, opening(held_width, w.spec.max_aperture), 0.5)
         self.held[side] = None
         self.control.follow(self._straight(side, at, after), speed_scale=0.5)
+        self._withdraw(side)
         self._tuck()
         w.step(w.steps(0.5))
         if not w.resting_on(obj, support):
@@ -840,11 +920,19 @@ class Skills:
             n = int(room / 0.03 + 1e-9)
             return sorted({round(k * 0.03, 6) for k in range(-n, n + 1)} | {room, -room}) if room >= 0 else []
 
-        for u in grid(size[0] - mine[0]):
-            for v in grid(size[1] - mine[1]):
-                if all(abs(u - ou) >= mine[0] + ex + gap or abs(v - ov) >= mine[1] + ey + gap
-                       for ou, ov, ex, ey in others):
-                    spots.append(centre + rot @ np.array([u, v, 0.0]))
+        def scan(room: tuple[float, float], within: Callable[[float, float], bool]) -> None:
+            for u in grid(room[0] - mine[0]):
+                for v in grid(room[1] - mine[1]):
+                    if within(u, v) and all(abs(u - ou) >= mine[0] + ex + gap or abs(v - ov) >= mine[1] + ey + gap
+                                            for ou, ov, ex, ey in others):
+                        spots.append(centre + rot @ np.array([u, v, 0.0]))
+
+        scan((size[0], size[1]), lambda u, v: True)
+        well = _round_well(w, support)
+        if not spots and well is not None:
+            # The site is the square inscribed in a round floor: what does not fit it (a banana
+            # on a plate) may still lie within the circle, its corners clear of the wall.
+            scan((well, well), lambda u, v: np.hypot(abs(u) + mine[0], abs(v) + mine[1]) <= well)
         sweet = np.array([base.x + 0.5 * np.cos(base.yaw), base.y + 0.5 * np.sin(base.yaw)])
         if side is not None:
             sweet = sweet + self._arm_offset(side)[:2]
@@ -856,13 +944,19 @@ class Skills:
         return self._run("open", self._articulate, furniture, True)
 
     def close(self, furniture: str) -> SkillResult:
-        return self._run("close", self._articulate, furniture, False)
+        from affplan_ros.sim.physics.closing import close_articulated
 
-    def _articulate(self, furniture: str, opening: bool) -> SkillResult:
+        return self._run("close", close_articulated, self, furniture)
+
+    def _articulate(self, furniture: str, opening: bool, to: Optional[float] = None,
+                    plan_only: bool = False, beside: bool = False) -> SkillResult:
         """Grasp the handle, then move the base so that the hand follows the joint's path (an arc
         round the hinge, a line along the slide) with the arm held still; release and step back.
         Moving the whole robot, not the arm alone, is what lets a Tiago-sized arm swing a fridge
-        door through 90 degrees (the hand would otherwise have to travel ~1 m)."""
+        door through 90 degrees (the hand would otherwise have to travel ~1 m). ``to``: a joint
+        position part of the way (closing a door in two pulls); ``plan_only``: only say whether
+        a handle, an arm and a free place to stand are found (no motion; detail ``stand``);
+        ``beside``: stand only beside the leaf (``HANDLE_BESIDE``), the smallest arc."""
         w = self.world
         verb = "open" if opening else "close"
         thing = w.things.get(furniture)
@@ -876,6 +970,7 @@ class Skills:
         door = thing.joint.endswith("/hinge")
         jid = w.model.joint(thing.joint).id
         goal = min(DOOR_TARGET, thing.joint_open) if (opening and door) else (thing.joint_open if opening else 0.0)
+        goal = goal if to is None else to
 
         # 1. Choose a handle (a room door has one on each face), an arm and where to stand: the
         #    handle where that arm grasps it best, a free path there, and free floor for the base
@@ -887,8 +982,9 @@ class Skills:
         handles = [(thing.handle_site, 1.0)] + [(f"{furniture}/handle_back", -1.0)] * w.has_site(
             f"{furniture}/handle_back")
         choice, why_not = None, "no free place to stand at its handle"
-        for (site, face), reach, candidate, lateral in ((h, r, s, lat) for h in handles for r in HANDLE_REACH
-                                                        for s in free for lat in HANDLE_LATERAL):
+        tries = [(h, r, s, lat) for h in handles for r in HANDLE_REACH for s in free for lat in HANDLE_LATERAL]
+        tries = tries if not beside else [(h, r, s, lat) for h in handles for r, lat in HANDLE_BESIDE for s in free]
+        for (site, face), reach, candidate, lateral in tries:
             handle, _, _ = w.site(site)
             normal = face * self._outward_normal(thing)
             heading = atan2(-normal[1], -normal[0])
@@ -918,7 +1014,9 @@ class Skills:
             choice = (candidate, path, sweep, at, pre, site, normal, heading)
             break
         if choice is None:
-            return self._fail(FailureCode.BLOCKED, f"cannot {verb} {furniture}: {why_not}")
+            return self._fail(FailureCode.BLOCKED, f"cannot {verb} {furniture}: {why_not}", stand=False)
+        if plan_only:
+            return self._ok(stand=True, handle=choice[5])
         side, path, sweep, at, pre, site, normal, heading = choice
         tuck = self._tuck()
         if not tuck.ok or not self.control.drive(path).ok:
@@ -958,6 +1056,8 @@ class Skills:
         w.step(w.steps(0.3))
         final = w.qpos(thing.joint)
         ok = w.is_open(furniture, OPENED) if opening else w.is_closed(furniture)
+        if to is not None:    # part of the way: near enough for the next pull to take over
+            ok = abs(final - to) < PART_WAY_TOLERANCE
         if not ok:
             why = "the hand slipped off the handle" if not held else "the joint did not follow the hand"
             return self._fail(FailureCode.SLIPPED if not held else FailureCode.BLOCKED,
@@ -1008,6 +1108,18 @@ def _footprint(surface: np.ndarray, rot: np.ndarray, half, ball: bool = False) -
         return half[0], half[0]
     m = np.abs(surface.T[:2, :] @ rot) @ np.asarray(half)
     return float(m[0]), float(m[1])
+
+
+def _round_well(world: PhysicsWorld, support: str) -> Optional[float]:
+    """The radius a round dish's or container's floor is free to, inside the flats of its
+    octagonal wall (``bodies.object_xml``) less ``ROUND_ROOM``; None for anything else."""
+    thing = world.things.get(support)
+    if thing is None or thing.kind != ThingKind.OBJECT or thing.props.shape != "cylinder":
+        return None
+    geo = object_geometry(thing.props)
+    if geo.hollow is None:
+        return None
+    return geo.half[0] * np.cos(pi / 8) - geo.wall[0] - ROUND_ROOM
 
 
 def inner_height(world: PhysicsWorld, container: str) -> float:
