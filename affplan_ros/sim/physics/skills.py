@@ -70,6 +70,10 @@ OPENED = 0.7             # fraction of the joint range that counts as opened
 ARM_SIDE_OFFSET = 0.2    # m to its side of the base's centre line where an arm works best
 MAX_GRASPS = 6           # grasp candidates tried (each costs IK for up to four finger directions)
 FOREARM_RADIUS = 0.05    # m: the forearm's capsule (4 cm, robot.py) and a centimetre of room
+# m along a place's front, from opposite the object, and rad the base turns, for the standing
+# places a grasp tries when it does not reach from where the base lined up.
+STAND_LATERAL = (0.0, 0.18, -0.18, 0.3, -0.3)
+STAND_TURNS = (0.0, 0.5, -0.5, 0.9, -0.9)
 LEANS = (0.35, 0.6)      # rad a hand pointing down may lean forward to reach further (wrist pitch allows ~0.8)
 
 
@@ -264,11 +268,15 @@ class Skills:
         return out
 
     # -- grasp ---------------------------------------------------------------------------------
-    def grasp(self, obj: str, source: Optional[str] = None, side: Optional[str] = None) -> SkillResult:
-        """Pick ``obj`` (from ``source``, a support or container, when given) with a top-down grasp."""
-        return self._run("grasp", self._grasp, obj, source, side)
+    def grasp(self, obj: str, source: Optional[str] = None, side: Optional[str] = None,
+              along: Optional[str] = None) -> SkillResult:
+        """Pick ``obj`` (from ``source``, a support or container, when given) with a top-down grasp;
+        ``along``: the place the robot stands at, where it may stand elsewhere round it (turned,
+        to one side, at an end) when no arm reaches the grasp from where it stands."""
+        return self._run("grasp", self._grasp, obj, source, side, along)
 
-    def _grasp(self, obj: str, source: Optional[str], side: Optional[str]) -> SkillResult:
+    def _grasp(self, obj: str, source: Optional[str], side: Optional[str],
+               along: Optional[str] = None) -> SkillResult:
         w = self.world
         thing = w.things.get(obj)
         if thing is None or thing.kind != ThingKind.OBJECT:
@@ -296,11 +304,13 @@ class Skills:
         # The first candidate an arm reaches, the arm on the grasp point's side of the robot first;
         # a tall object's top may be too high for the full approach and lift: then a short one.
         self._forearm_blocker = None
-        found = next(((s, grasp, plan) for above, lift in ((PRE_GRASP, LIFT), (SHORT_APPROACH, SHORT_APPROACH))
-                      for grasp, yaws in candidates
-                      for s in sorted(free, key=lambda s, g=grasp: (w.to_base_frame(g.target)[1] < 0) != (s == "r"))
-                      if (plan := self._plan_descent(s, self._grasp_poses(s, grasp, yaws), above, lift)) is not None),
-                     None)
+        found = self._find_grasp(candidates, free)
+        if found is None and along is not None:
+            blocker = self._forearm_blocker
+            found = self._grasp_elsewhere(obj, free, along)
+            self._forearm_blocker = self._forearm_blocker or blocker
+            candidates = self.grasp_candidates(obj)
+            target = candidates[0][0].target
         if found is None:
             local = w.to_base_frame(target)
             dist = hypot(local[0], local[1])
@@ -340,6 +350,67 @@ class Skills:
                               f"the hand rose {hand * 100:.1f}; {len(touching)} of 2 fingers touch it)", risen=risen)
         self.held[side] = obj
         return self._ok(side=side, risen=risen, aperture=self.control.aperture(side))
+
+    def _find_grasp(self, candidates: list[tuple[Grasp, list[float]]], free: list[str],
+                    base: Optional[BasePose] = None) -> Optional[tuple[str, Grasp, tuple[dict, dict, dict]]]:
+        """The first candidate an arm reaches from ``base`` (default: where it stands), the arm
+        on the grasp point's side of the robot first; a tall object's top may be too high for the
+        full approach and lift: then a short one. (arm, grasp, (pre, at, lifted)) or None."""
+        w = self.world
+
+        def own_side_first(grasp: Grasp) -> list[str]:
+            return sorted(free, key=lambda s: (w.to_base_frame(grasp.target, base)[1] < 0) != (s == "r"))
+
+        return next(((s, grasp, plan) for above, lift in ((PRE_GRASP, LIFT), (SHORT_APPROACH, SHORT_APPROACH))
+                     for grasp, yaws in candidates for s in own_side_first(grasp)
+                     if (plan := self._plan_descent(s, self._grasp_poses(s, grasp, yaws, base), above, lift, base))
+                     is not None), None)
+
+    def _grasp_elsewhere(self, obj: str, free: list[str],
+                         along: str) -> Optional[tuple[str, Grasp, tuple[dict, dict, dict]]]:
+        """Stand elsewhere at ``along`` where an arm reaches a grasp of ``obj``, and go there (as a
+        person at a table steps to one side or turns a shoulder towards what lies far back). The
+        base poses of ``grasp_stands`` are tried in turn, IK only (the robot does not move), the
+        first with a grasp is driven to and the grasp planned again from where the base stopped."""
+        for pose in self.grasp_stands(obj, free, along):
+            plan = self._find_grasp(self.grasp_candidates(obj, pose)[:3], free, pose)
+            if plan is None:
+                continue
+            if not self._navigate(along, None, goal=pose).success:
+                continue
+            return self._find_grasp(self.grasp_candidates(obj), free)
+        return None
+
+    def grasp_stands(self, obj: str, free: list[str], along: str, limit: int = 8) -> list[BasePose]:
+        """Free base poses at ``along`` (before its front or at its ends, facing it or turned up to
+        ``STAND_TURNS``) from which a free arm's shoulder is nearest ``obj``'s grasp point, at most
+        ``limit``, nearest first; only those within the arm's length (with a lean). Turning the base
+        brings one shoulder forward (it sits 18 cm to the side of the torso): ~10 cm of reach at
+        0.6 rad; standing aside puts the shoulder behind the object."""
+        w = self.world
+        thing = w.things.get(along)
+        if thing is None or thing.placement is None or thing.kind == ThingKind.AGENT:
+            return []
+        target = self.grasp_candidates(obj)[0][0].target
+        wrist = target + np.array([0.0, 0.0, w.spec.wrist_to_tcp])
+        lx, ly = thing.placement.to_local(target[0], target[1])
+        fronts = [w.approach_pose(along, lx + d) for d in STAND_LATERAL]
+        bases = fronts + side_poses(thing, w.spec, ly)
+        radius = w.spec.base_radius + CLEARANCE
+        here = w.base_pose()
+        scored = []
+        for b in bases:
+            for turn in STAND_TURNS:
+                pose = BasePose(b.x, b.y, b.yaw + turn)
+                dist = min(self._wrist_distance(s, w.to_base_frame(wrist, pose)) for s in free)
+                if dist > w.spec.upper_arm + w.spec.forearm + 0.06:
+                    continue    # (beyond the arm even leaning 0.6 rad: the wrist 8 cm nearer)
+                if abs(pose.x - here.x) + abs(pose.y - here.y) < 0.02 and abs(turn) < 1e-6:
+                    continue    # (where it stands: tried already)
+                scored.append((dist, pose))
+        scored.sort(key=lambda t: t[0])
+        out = [p for _, p in scored if segment_clear(w, (p.x, p.y), (p.x, p.y), radius) is None]
+        return out[:limit]
 
     def grasp_candidates(self, obj: str, base: Optional[BasePose] = None) -> list[tuple[Grasp, list[float]]]:
         """The top-down grasps of ``obj`` as it lies now (``grasps.py``), each with the finger yaws

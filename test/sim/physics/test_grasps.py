@@ -125,3 +125,34 @@ def test_soft_things_and_a_snack_bag_as_they_lie_ready_are_taken_and_rise_with_t
         grasp_and_lift(sk, name)
         # Still upright: the bag was not knocked over by a pad coming down on it.
         assert sk.world.rotation(name)[2, 2] > 0.9, name
+
+
+def _put(sk: Skills, obj: str, xy: np.ndarray, yaw: float) -> None:
+    """Lay ``obj`` at ``xy`` (world) turned by ``yaw``, as it lies on the table now, and let it settle."""
+    w = sk.world
+    jnt = w.model.body_jntadr[w.things[obj].body_id]
+    adr = w.model.jnt_qposadr[jnt]
+    w.data.qpos[adr:adr + 2] = xy
+    w.data.qpos[adr + 3:adr + 7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+    w.data.qvel[w.model.jnt_dofadr[jnt]:w.model.jnt_dofadr[jnt] + 6] = 0.0
+    mujoco.mj_forward(w.model, w.data)
+    w.step(w.steps(0.3))
+
+
+def test_a_banana_lying_across_the_table_far_back_is_taken_from_another_standing_place():
+    """A banana 0.67 m ahead of the base, lying across the line of sight (the fingers close along
+    it, so the hand may not lean): beyond a hand pointing straight down from where the base lined
+    up; standing aside and turned (a shoulder forward), an arm reaches it, and it rises."""
+    sk = table_scene("banana:0")
+    w = sk.world
+    assert sk.navigate("table0", near="banana0").success
+    base = w.base_pose()
+    ahead = np.array([np.cos(base.yaw), np.sin(base.yaw)])
+    _put(sk, "banana0", np.array([base.x, base.y]) + 0.67 * ahead, base.yaw + np.pi / 2)
+    assert sk.grasp("banana0").code.value == "unreachable"
+    z0 = w.position("banana0")[2]
+    result = sk.grasp("banana0", along="table0")
+    assert result.success, result.reason
+    assert held(sk, "banana0", result.details["side"]) and w.position("banana0")[2] > z0 + 0.05
+    moved = w.base_pose()
+    assert abs(moved.yaw - base.yaw) > 0.1 or np.hypot(moved.x - base.x, moved.y - base.y) > 0.1
