@@ -31,6 +31,9 @@ from affplan_ros.sim.physics.robot import PAD_HALF
 from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind
 
 TIP_CLEARANCE = 0.035   # m from the TCP down to above the support: the finger tips stay clear of it
+THIN_TIP_GAP = 0.0015   # m the finger tips stay above the support under a thin thing (a nail)
+THIN = 0.01             # m: narrower than this across the fingers, a grasp closes with a light squeeze
+THIN_SQUEEZE = 0.002    # m inside its width the fingers of such a grasp are set to
 RIM_DEPTH = 0.03        # m below its top a wall is held (the pads on its top 3 cm, the palm above)
 RIM_TIP_CLEARANCE = 0.04   # the same over a plate's floor: the inner finger clears its well's floor
 ALONG_STEP = 0.03       # m between grasp points along a long object or a handle
@@ -74,7 +77,7 @@ def grasp_points(world: PhysicsWorld, obj: str, base: BasePose, max_width: float
     round_now = props.shape == "sphere" or (props.shape == "cylinder" and abs(rot[2, 2]) > 0.9)
     # Pads centred low enough to hold, high enough that the palm stays above the object and the
     # finger tips above the support.
-    z = max(pos[2], top - 0.045, bottom + TIP_CLEARANCE)
+    z = max(pos[2], top - 0.045, bottom + tip_clearance(top - bottom))
     out = []
     fits = [a for a in axes if 2 * half[a] <= max_width] or axes[:1]
     for i in fits[:1] if round_now else fits:
@@ -88,6 +91,15 @@ def grasp_points(world: PhysicsWorld, obj: str, base: BasePose, max_width: float
             point = pos + d * rot[:, along[0]] if d else pos
             out.append(Grasp(2 * float(half[i]), yaw, np.array([point[0], point[1], z]), "top"))
     return out
+
+
+def tip_clearance(height: float) -> float:
+    """How high (m) above the support the TCP stays taking something ``height`` tall lying there:
+    ``TIP_CLEARANCE``, but for what is thinner than that leaves the pads (a nail or a screw lying
+    flat, 5 mm) the finger tips come down to ``THIN_TIP_GAP`` above the support, as a gripper
+    picks a screw from a table, so that the pads cover the lower part of it too (the tips
+    5 mm up passed over a 5 mm nail and the fingers closed on nothing)."""
+    return min(TIP_CLEARANCE, PAD_HALF[0] + max(THIN_TIP_GAP, 0.4 * height))
 
 
 def _offsets(room: float) -> list[float]:
@@ -148,6 +160,15 @@ def _rim_points(world: PhysicsWorld, obj: str, base: BasePose, top: float, botto
         centre = pos[:2] + dist * normal
         out.append(Grasp(t, atan2(normal[1], normal[0]), np.array([centre[0], centre[1], z]), "rim"))
     return out
+
+
+def closing(grasp: Grasp) -> float:
+    """The aperture ``grasp`` closes to: 0, i.e. past shut, the force limit squeezing (40 N: a
+    bowl's 8 mm wall does not slide down the pads); but a whole thing under ``THIN`` across (a
+    nail, a screw) ``THIN_SQUEEZE`` inside its width, a light squeeze, as a gripper is set to take
+    a small part: the full force drove the pads through a 5 g nail (the simulation's contacts
+    are soft in proportion to the mass) and pressed it into the board."""
+    return max(grasp.width - THIN_SQUEEZE, 1e-4) if grasp.kind == "top" and grasp.width < THIN else 0.0
 
 
 def opening(width: float, max_aperture: float) -> float:

@@ -37,12 +37,12 @@ import mujoco
 import numpy as np
 
 from affplan_ros.sim.physics.arm_paths import ArmPathPlanner
-from affplan_ros.sim.physics.bodies import object_geometry
+from affplan_ros.sim.physics.bodies import object_geometry, vertical_half
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
-from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, grasp_points, in_the_way, opening
+from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, closing, grasp_points, in_the_way, opening
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
-from affplan_ros.sim.physics.robot import ARM_SIDES, HOME_TORSO, TORSO_JOINT, arm_joints, home_arm
+from affplan_ros.sim.physics.robot import ARM_SIDES, HOME_TORSO, PAD_HALF, TORSO_JOINT, arm_joints, home_arm
 from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind, approach_pose, side_poses
 
 T = TypeVar("T")
@@ -74,6 +74,7 @@ FOREARM_RADIUS = 0.05    # m: the forearm's capsule (4 cm, robot.py) and a centi
 # places a grasp tries when it does not reach from where the base lined up.
 STAND_LATERAL = (0.0, 0.18, -0.18, 0.3, -0.3)
 STAND_TURNS = (0.0, 0.5, -0.5, 0.9, -0.9)
+RIM_ROOM = 0.03          # m the finger tips rise over a container's rim after letting go inside it
 LEANS = (0.35, 0.6)      # rad a hand pointing down may lean forward to reach further (wrist pitch allows ~0.8)
 
 
@@ -329,7 +330,7 @@ class Skills:
         if not out.ok:
             return self._blocked(out, f"approaching {obj}")
         z0 = w.position(obj)[2]
-        aperture = self.control.set_gripper(side, 0.0, 0.8)
+        aperture = self.control.set_gripper(side, closing(grasp), 0.8)
         pads = self._pads(side)
         touching = w.touching_geoms(obj, pads)
         if len(touching) < 2:
@@ -542,14 +543,15 @@ class Skills:
         return down + [tilted_rotation(r, heading, lean) for lean in leans for r, y in zip(down, yaws)
                        if any_lean or abs(np.sin(y - heading)) > 0.9]
 
-    def _holding_rotations(self, obj: str, side: str, point: np.ndarray) -> list[np.ndarray]:
+    def _holding_rotations(self, obj: str, side: str, point: np.ndarray, lean: bool = True) -> list[np.ndarray]:
         """World rotations of a hand holding ``obj`` over ``point``: its finger yaw now, or turned
         half round when the object is held at its middle (held by a rim it would swing round
-        with the hand); leaning forward too, but a container is kept upright (what is in it)."""
+        with the hand); leaning forward too (unless not ``lean``), but a container is kept
+        upright (what is in it)."""
         w = self.world
         yaw, tcp = self._tcp_yaw(side), w.site(f"{side}_tcp")[0]
         middle = np.linalg.norm((w.position(obj) - tcp)[:2]) < 0.03
-        upright = w.things[obj].props.inner is not None
+        upright = w.things[obj].props.inner is not None or not lean
         return self._hand_rotations(side, point, [yaw, yaw + pi] if middle else [yaw], True,
                                     leans=() if upright else LEANS)
 
@@ -783,14 +785,20 @@ class Skills:
                               f"({2 * geo.half[0] * 100:.0f} x {2 * geo.half[1] * 100:.0f} cm)")
         yaw_now, held_width = self._tcp_yaw(side), self.control.aperture(side)
 
+        # Into a carryable container (a box) the hand goes down straight: leaning, the fingers
+        # came down on its near wall (a nail let go near it, held at the finger tips).
+        lean = surface != "inner" or w.things[support].kind != ThingKind.OBJECT
+
         def plan_at(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
             poses = [(self._tcp_target(obj, side, r, spot, centre[2], RELEASE_GAP), r)
-                     for r in self._holding_rotations(obj, side, spot)]
+                     for r in self._holding_rotations(obj, side, spot, lean)]
             # The fingers need room where they open, as where they close (a tall bucket beside the spot).
             if in_the_way(w, obj, poses[0][0], held_width, yaw_now, w.spec.max_aperture,
                           tuple(h for h in self.held.values() if h)) is not None:
                 return None
-            return self._plan_descent(side, poses, PRE_GRASP, PRE_GRASP)
+            rise = self._rise_over_rim(support, surface, poses[0][0][2])
+            return self._plan_descent(side, poses, PRE_GRASP, rise) or (
+                self._plan_descent(side, poses, PRE_GRASP, PRE_GRASP) if rise > PRE_GRASP else None)
 
         plan, tries = self.reach_a_spot(free_spots, plan_at, side, along)
         if plan is None:
@@ -813,6 +821,18 @@ class Skills:
             return self._fail(FailureCode.SLIPPED, f"{obj} does not rest on {support} after release (touches "
                               f"{', '.join(sorted(x or 'the floor' for x in w.contacts(obj))) or 'nothing'})")
         return self._ok(side=side, position=w.position(obj), lean=lean)
+
+    def _rise_over_rim(self, support: str, surface: str, tcp_z: float) -> float:
+        """How far (m) the hand rises after letting go at ``tcp_z``: ``PRE_GRASP``, or out of a
+        carryable container's opening, the finger tips ``RIM_ROOM`` over its rim (the arm tucks
+        from there, unplanned: a nail let go at the fingertips on a 15 cm deep box's floor left
+        the tips below the rim, and the tuck dragged the box off the counter)."""
+        w = self.world
+        thing = w.things[support]
+        if surface != "inner" or thing.kind != ThingKind.OBJECT:
+            return PRE_GRASP
+        rim = w.position(support)[2] + vertical_half(thing.props, w.rotation(support))
+        return max(PRE_GRASP, rim + PAD_HALF[0] + RIM_ROOM - tcp_z)
 
     def _lean(self, side: str) -> float:
         """How far (rad) the hand's approach axis leans from pointing straight down, as it is now."""

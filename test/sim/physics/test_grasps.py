@@ -156,3 +156,29 @@ def test_a_banana_lying_across_the_table_far_back_is_taken_from_another_standing
     assert held(sk, "banana0", result.details["side"]) and w.position("banana0")[2] > z0 + 0.05
     moved = w.base_pose()
     assert abs(moved.yaw - base.yaw) > 0.1 or np.hypot(moved.x - base.x, moved.y - base.y) > 0.1
+
+
+def test_a_nail_and_a_screw_lying_flat_are_taken_with_the_finger_tips_down_at_the_table():
+    """5 mm thin: the finger tips come down to just above the table (at 3.5 cm, as for thicker
+    things, the pads passed over the nail) and close with a light squeeze (the full force drove
+    the pads through the 5 g nail); both pads hold it and it rises with the hand."""
+    for obj in ("nail:0", "screw:0"):
+        sk = table_scene(obj)
+        name = obj.replace(":", "")
+        grasp = sk.grasp_candidates(name)[0][0]
+        bottom = sk.world.position(name)[2] - sk.world.things[name].props.size[2] / 2
+        assert grasp.target[2] - 0.03 - bottom < 0.004, name      # the pad's tip (3 cm below the TCP)
+        grasp_and_lift(sk, name)
+
+
+def test_a_nail_let_go_on_a_deep_box_floor_leaves_the_box_standing():
+    """The nail hangs at the finger tips: let go on the 15 cm box's floor, the hand rises until the
+    tips are over the rim before the arm tucks (12 cm up, the tuck dragged the box off the table)."""
+    sk = table_scene("nail:0", "box:0")
+    w = sk.world
+    grasp_and_lift(sk, "nail0")
+    box0 = w.position("box0")
+    assert sk.navigate("table0", near="box0").success
+    result = sk.putin("nail0", "box0", along="table0")
+    assert result.success, result.reason
+    assert sk.inside("nail0", "box0") and np.linalg.norm(w.position("box0") - box0) < 0.01
