@@ -69,11 +69,16 @@ DOOR_TARGET = 1.6        # rad a door is opened to (about 90 degrees)
 OPENED = 0.7             # fraction of the joint range that counts as opened
 ARM_SIDE_OFFSET = 0.2    # m to its side of the base's centre line where an arm works best
 MAX_GRASPS = 6           # grasp candidates tried (each costs IK for up to four finger directions)
+# The palm (robot.py: a 6 x 10 x 6 cm box 8.5 cm behind the TCP) as two balls along its width, with
+# half a centimetre of room.
+PALM_BACK, PALM_SPREAD, PALM_RADIUS = 0.085, 0.02, 0.035
 FOREARM_RADIUS = 0.05    # m: the forearm's capsule (4 cm, robot.py) and a centimetre of room
 # m along a place's front, from opposite the object, and rad the base turns, for the standing
 # places a grasp tries when it does not reach from where the base lined up.
 STAND_LATERAL = (0.0, 0.18, -0.18, 0.3, -0.3)
 STAND_TURNS = (0.0, 0.5, -0.5, 0.9, -0.9)
+STAND_BACK = (0.0, 0.15)    # m further back than usual: a thing close to the base folds the arm, its elbow up
+STAND_REACH = 0.55          # m from the shoulder to the wrist the standing places nearest it are tried first
 RIM_ROOM = 0.03          # m the finger tips rise over a container's rim after letting go inside it
 LEANS = (0.35, 0.6)      # rad a hand pointing down may lean forward to reach further (wrist pitch allows ~0.8)
 
@@ -305,7 +310,7 @@ class Skills:
         # The first candidate an arm reaches, the arm on the grasp point's side of the robot first;
         # a tall object's top may be too high for the full approach and lift: then a short one.
         self._forearm_blocker = None
-        found = self._find_grasp(candidates, free)
+        found = self._find_grasp(obj, candidates, free)
         if found is None and along is not None:
             blocker = self._forearm_blocker
             found = self._grasp_elsewhere(obj, free, along)
@@ -315,7 +320,7 @@ class Skills:
         if found is None:
             local = w.to_base_frame(target)
             dist = hypot(local[0], local[1])
-            why = f"where IK finds a pose, the forearm would pass through {self._forearm_blocker}" \
+            why = f"where IK finds a pose, the forearm or the palm would pass through {self._forearm_blocker}" \
                 if self._forearm_blocker else \
                 "IK finds no solution within the joint limits"
             return self._fail(FailureCode.UNREACHABLE, f"no arm reaches a top-down grasp of {obj} at "
@@ -352,7 +357,7 @@ class Skills:
         self.held[side] = obj
         return self._ok(side=side, risen=risen, aperture=self.control.aperture(side))
 
-    def _find_grasp(self, candidates: list[tuple[Grasp, list[float]]], free: list[str],
+    def _find_grasp(self, obj: str, candidates: list[tuple[Grasp, list[float]]], free: list[str],
                     base: Optional[BasePose] = None) -> Optional[tuple[str, Grasp, tuple[dict, dict, dict]]]:
         """The first candidate an arm reaches from ``base`` (default: where it stands), the arm
         on the grasp point's side of the robot first; a tall object's top may be too high for the
@@ -364,8 +369,8 @@ class Skills:
 
         return next(((s, grasp, plan) for above, lift in ((PRE_GRASP, LIFT), (SHORT_APPROACH, SHORT_APPROACH))
                      for grasp, yaws in candidates for s in own_side_first(grasp)
-                     if (plan := self._plan_descent(s, self._grasp_poses(s, grasp, yaws, base), above, lift, base))
-                     is not None), None)
+                     if (plan := self._plan_descent(s, self._grasp_poses(s, grasp, yaws, base), above, lift, base,
+                                                    taking=obj)) is not None), None)
 
     def _grasp_elsewhere(self, obj: str, free: list[str],
                          along: str) -> Optional[tuple[str, Grasp, tuple[dict, dict, dict]]]:
@@ -374,18 +379,19 @@ class Skills:
         base poses of ``grasp_stands`` are tried in turn, IK only (the robot does not move), the
         first with a grasp is driven to and the grasp planned again from where the base stopped."""
         for pose in self.grasp_stands(obj, free, along):
-            plan = self._find_grasp(self.grasp_candidates(obj, pose)[:3], free, pose)
+            plan = self._find_grasp(obj, self.grasp_candidates(obj, pose)[:3], free, pose)
             if plan is None:
                 continue
             if not self._navigate(along, None, goal=pose).success:
                 continue
-            return self._find_grasp(self.grasp_candidates(obj), free)
+            return self._find_grasp(obj, self.grasp_candidates(obj), free)
         return None
 
     def grasp_stands(self, obj: str, free: list[str], along: str, limit: int = 8) -> list[BasePose]:
-        """Free base poses at ``along`` (before its front or at its ends, facing it or turned up to
-        ``STAND_TURNS``) from which a free arm's shoulder is nearest ``obj``'s grasp point, at most
-        ``limit``, nearest first; only those within the arm's length (with a lean). Turning the base
+        """Free base poses at ``along`` (before its front, or a step further back, or at its ends,
+        facing it or turned up to ``STAND_TURNS``) from which a free arm's wrist over ``obj``'s
+        grasp point is nearest ``STAND_REACH`` from its shoulder (neither stretched nor folded),
+        at most ``limit``; only those within the arm's length (with a lean). Turning the base
         brings one shoulder forward (it sits 18 cm to the side of the torso): ~10 cm of reach at
         0.6 rad; standing aside puts the shoulder behind the object."""
         w = self.world
@@ -395,7 +401,7 @@ class Skills:
         target = self.grasp_candidates(obj)[0][0].target
         wrist = target + np.array([0.0, 0.0, w.spec.wrist_to_tcp])
         lx, ly = thing.placement.to_local(target[0], target[1])
-        fronts = [w.approach_pose(along, lx + d) for d in STAND_LATERAL]
+        fronts = [_stepped_back(w.approach_pose(along, lx + d), back) for back in STAND_BACK for d in STAND_LATERAL]
         bases = fronts + side_poses(thing, w.spec, ly)
         radius = w.spec.base_radius + CLEARANCE
         here = w.base_pose()
@@ -408,7 +414,7 @@ class Skills:
                     continue    # (beyond the arm even leaning 0.6 rad: the wrist 8 cm nearer)
                 if abs(pose.x - here.x) + abs(pose.y - here.y) < 0.02 and abs(turn) < 1e-6:
                     continue    # (where it stands: tried already)
-                scored.append((dist, pose))
+                scored.append((abs(dist - STAND_REACH), pose))
         scored.sort(key=lambda t: t[0])
         out = [p for _, p in scored if segment_clear(w, (p.x, p.y), (p.x, p.y), radius) is None]
         return out[:limit]
@@ -439,7 +445,8 @@ class Skills:
     def grasp_reachable(self, obj: str, base: BasePose) -> bool:
         """Would a free arm reach a top-down grasp of ``obj`` from ``base`` (IK for the pre-grasp,
         grasp and lift poses; the robot does not move)?"""
-        return any(self._plan_descent(s, self._grasp_poses(s, grasp, yaws, base), PRE_GRASP, LIFT, base) is not None
+        return any(self._plan_descent(s, self._grasp_poses(s, grasp, yaws, base), PRE_GRASP, LIFT, base,
+                                      taking=obj) is not None
                    for grasp, yaws in self.grasp_candidates(obj, base)[:3]
                    for s in ARM_SIDES if self.held[s] is None)
 
@@ -496,12 +503,13 @@ class Skills:
         return self._plan_descent(side, [(target, top_down_rotation(y)) for y in yaws], above, after, base, ignore)
 
     def _plan_descent(self, side: str, poses: list[tuple[np.ndarray, np.ndarray]], above: float, after: float,
-                      base: Optional[BasePose] = None,
-                      ignore: tuple[str, ...] = ()) -> Optional[tuple[dict, dict, dict]]:
+                      base: Optional[BasePose] = None, ignore: tuple[str, ...] = (),
+                      taking: Optional[str] = None) -> Optional[tuple[dict, dict, dict]]:
         """IK for the hand ``above`` over a target, at it, and ``after`` over it again (a vertical
         line), for the first (target, world rotation) of ``poses`` all three are reachable with and
         where the forearm passes through no object but those held and ``ignore`` (from ``base``:
-        default, where it stands)."""
+        default, where it stands); ``taking``: the object a grasp takes, whose neighbours the
+        palm must clear too."""
         w = self.world
         base = base or w.base_pose()
         start = self.control.joints()
@@ -515,7 +523,7 @@ class Skills:
             for dz in (above, 0.0, after):
                 p = w.to_base_frame(target + np.array([0, 0, dz]), base)
                 r = self._solve(side, p, rot, seed)
-                if not r.success or self._forearm_hits(side, r.joints, base, ignore):
+                if not r.success or self._forearm_hits(side, r.joints, base, ignore, taking):
                     break
                 found.append(r.joints)
                 seed = {**start, **r.joints}
@@ -570,16 +578,29 @@ class Skills:
         return np.array([spot[0] - offset[0], spot[1] - offset[1], surface + gap + hang - offset[2]])
 
     def _forearm_hits(self, side: str, joints: Mapping[str, float], base: BasePose,
-                      ignore: tuple[str, ...]) -> Optional[str]:
+                      ignore: tuple[str, ...], taking: Optional[str] = None) -> Optional[str]:
         """The object the forearm would pass through in this arm pose (a tall bucket beside the
         spot where the hand goes down), or None; the arm is not planned round obstacles, so such
         a pose is not taken."""
         c, s = np.cos(base.yaw), np.sin(base.yaw)
-        points = [np.array([base.x + c * p[0] - s * p[1], base.y + s * p[0] + c * p[1], p[2]])
-                  for p in self.ik.forearm_points(side, joints)]
-        hit = arm_in_the_way(self.world, points, FOREARM_RADIUS, ignore)
+
+        def world(p: np.ndarray) -> np.ndarray:
+            return np.array([base.x + c * p[0] - s * p[1], base.y + s * p[0] + c * p[1], p[2]])
+
+        hit = arm_in_the_way(self.world, [world(p) for p in self.ik.forearm_points(side, joints)], FOREARM_RADIUS,
+                             ignore)
+        if hit is None and taking is not None:
+            hit = arm_in_the_way(self.world, [world(p) for p in self._palm_points(side, joints)], PALM_RADIUS,
+                                 ignore + (taking,))
         self._forearm_blocker = hit or self._forearm_blocker     # (said when no pose is found)
         return hit
+
+    def _palm_points(self, side: str, joints: Mapping[str, float]) -> list[np.ndarray]:
+        """Two points (base frame) along the palm, between the wrist and the fingers: 10 cm across
+        the closing direction, it meets a wall beside a fork that the forearm passes over."""
+        tcp, rot = self.ik.tcp_pose(side, joints)
+        centre = tcp - PALM_BACK * rot[:, 0]
+        return [centre + d * rot[:, 1] for d in (-PALM_SPREAD, PALM_SPREAD)]
 
     def _within_arm_length(self, side: str, wrist: np.ndarray) -> bool:
         """Cheap test before the IK: can the wrist point be within the arm's length of the shoulder
@@ -1089,6 +1110,11 @@ class Skills:
         for wp in waypoints:
             self.control.drive([wp], settle=0.0)
         self.control.drive([waypoints[-1]], settle=0.5)
+
+
+def _stepped_back(pose: BasePose, back: float) -> BasePose:
+    """``pose`` moved ``back`` metres away from what it faces."""
+    return BasePose(pose.x - back * np.cos(pose.yaw), pose.y - back * np.sin(pose.yaw), pose.yaw)
 
 
 def _footprint(surface: np.ndarray, rot: np.ndarray, half, ball: bool = False) -> tuple[float, float]:

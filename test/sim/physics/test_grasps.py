@@ -182,3 +182,26 @@ def test_a_nail_let_go_on_a_deep_box_floor_leaves_the_box_standing():
     result = sk.putin("nail0", "box0", along="table0")
     assert result.success, result.reason
     assert sk.inside("nail0", "box0") and np.linalg.norm(w.position("box0") - box0) < 0.01
+
+
+def test_a_tape_on_a_box_floor_by_its_near_wall_is_taken_with_the_palm_along_the_wall():
+    """A roll of tape inside a 15 cm deep box, 4.5 cm from its near wall: the wrist, 4 cm over
+    the wall's top and inside it, is 5.8 cm from the wall's edge (the box round the whole box,
+    grown by the forearm's 5 cm, took it for a hit); the 10 cm palm goes along the wall, clear of it."""
+    text = ("OBJECTS\ncounter:0\nrobot:0\nbox:0\ntape:0\nEND-OBJECTS\nRELATIONS\non box:0 counter:0\n"
+            "in tape:0 box:0\nat robot:0 counter:0\nEND-RELATIONS\nLOCATIONS\ncounter0 counter:0 box:0 tape:0\n"
+            "END-LOCATIONS\n")
+    sk = Skills(build_world(parse_scene_text(text)))      # a 90 cm counter (complex_kitchen's)
+    w = sk.world
+    assert sk.navigate("counter0", near="box0").success
+    base, box = w.base_pose(), w.position("box0")
+    towards = np.array([base.x, base.y]) - box[:2]
+    towards /= np.linalg.norm(towards)
+    near_wall = w.things["box0"].props.size[1] / 2        # the box's y side faces the robot
+    _put(sk, "tape0", box[:2] + (near_wall - 0.045) * towards, 0.0)
+    assert sk.inside("tape0", "box0")
+    z0 = w.position("tape0")[2]
+    result = sk.grasp("tape0", "box0")
+    assert result.success, result.reason
+    assert held(sk, "tape0", result.details["side"]) and w.position("tape0")[2] > z0 + 0.05
+    assert np.linalg.norm(w.position("box0")[:2] - box[:2]) < 0.01
