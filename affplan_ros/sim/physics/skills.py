@@ -370,7 +370,7 @@ class Skills:
         return next(((s, grasp, plan) for above, lift in ((PRE_GRASP, LIFT), (SHORT_APPROACH, SHORT_APPROACH))
                      for grasp, yaws in candidates for s in own_side_first(grasp)
                      if (plan := self._plan_descent(s, self._grasp_poses(s, grasp, yaws, base), above, lift, base,
-                                                    taking=obj)) is not None), None)
+                                                    taking=_palm_checked(obj, grasp))) is not None), None)
 
     def _grasp_elsewhere(self, obj: str, free: list[str],
                          along: str) -> Optional[tuple[str, Grasp, tuple[dict, dict, dict]]]:
@@ -446,7 +446,7 @@ class Skills:
         """Would a free arm reach a top-down grasp of ``obj`` from ``base`` (IK for the pre-grasp,
         grasp and lift poses; the robot does not move)?"""
         return any(self._plan_descent(s, self._grasp_poses(s, grasp, yaws, base), PRE_GRASP, LIFT, base,
-                                      taking=obj) is not None
+                                      taking=_palm_checked(obj, grasp)) is not None
                    for grasp, yaws in self.grasp_candidates(obj, base)[:3]
                    for s in ARM_SIDES if self.held[s] is None)
 
@@ -1110,6 +1110,13 @@ class Skills:
         for wp in waypoints:
             self.control.drive([wp], settle=0.0)
         self.control.drive([waypoints[-1]], settle=0.5)
+
+
+def _palm_checked(obj: str, grasp: Grasp) -> Optional[str]:
+    """``obj`` where a grasp's palm must clear its neighbours; None for a rim grasp, whose palm
+    hangs over the container's own contents (a banana across a bowl's top; the physics shows
+    whether it presses them)."""
+    return None if grasp.kind == "rim" else obj
 
 
 def _stepped_back(pose: BasePose, back: float) -> BasePose:
