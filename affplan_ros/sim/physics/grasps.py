@@ -32,7 +32,7 @@ from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind
 
 TIP_CLEARANCE = 0.035   # m from the TCP down to above the support: the finger tips stay clear of it
 THIN_TIP_GAP = 0.0015   # m the finger tips stay above the support under a thin thing (a nail)
-THIN = 0.01             # m: narrower than this across the fingers, a grasp closes with a light squeeze
+LIGHT = 0.008           # kg: lighter than this, a grasp closes with a light squeeze
 THIN_SQUEEZE = 0.002    # m inside its width the fingers of such a grasp are set to
 RIM_DEPTH = 0.03        # m below its top a wall is held (the pads on its top 3 cm, the palm above)
 RIM_TIP_CLEARANCE = 0.04   # the same over a plate's floor: the inner finger clears its well's floor
@@ -162,13 +162,14 @@ def _rim_points(world: PhysicsWorld, obj: str, base: BasePose, top: float, botto
     return out
 
 
-def closing(grasp: Grasp) -> float:
-    """The aperture ``grasp`` closes to: 0, i.e. past shut, the force limit squeezing (40 N: a
-    bowl's 8 mm wall does not slide down the pads); but a whole thing under ``THIN`` across (a
-    nail, a screw) ``THIN_SQUEEZE`` inside its width, a light squeeze, as a gripper is set to take
-    a small part: the full force drove the pads through a 5 g nail (the simulation's contacts
-    are soft in proportion to the mass) and pressed it into the board."""
-    return max(grasp.width - THIN_SQUEEZE, 1e-4) if grasp.kind == "top" and grasp.width < THIN else 0.0
+def closing(grasp: Grasp, mass: float) -> float:
+    """The aperture ``grasp`` closes to on something of ``mass`` kg: 0, i.e. past shut, the force
+    limit squeezing (40 N: a bowl's 8 mm wall does not slide down the pads); but a part lighter
+    than ``LIGHT`` (a nail, a screw: 5 g) taken whole is squeezed lightly, the fingers set
+    ``THIN_SQUEEZE`` inside its width, as a gripper is set to take a small part: the simulation's
+    contacts are soft in proportion to the mass, and the full force drove the pads through a 5 g
+    nail (across its shank and end to end alike)."""
+    return max(grasp.width - THIN_SQUEEZE, 1e-4) if grasp.kind == "top" and mass < LIGHT else 0.0
 
 
 def opening(width: float, max_aperture: float) -> float:

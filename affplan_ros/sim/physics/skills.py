@@ -335,7 +335,7 @@ class Skills:
         if not out.ok:
             return self._blocked(out, f"approaching {obj}")
         z0 = w.position(obj)[2]
-        aperture = self.control.set_gripper(side, closing(grasp), 0.8)
+        aperture = self.control.set_gripper(side, closing(grasp, thing.props.mass), 0.8)
         pads = self._pads(side)
         touching = w.touching_geoms(obj, pads)
         if len(touching) < 2:
