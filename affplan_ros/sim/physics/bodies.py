@@ -41,6 +41,12 @@ from affplan_ros.sim.physics.robot import WORLD_COLLISION
 
 # Height of the surface a piece stands on, for furniture that would not stand on the floor.
 PEDESTAL = {"sink": 0.70, "microwave": 0.90, "drawer": 0.60, "window": 0.90}
+# A dishwasher is built as a dish drawer (a kind of dishwasher sold as such: the rack slides out
+# with the front, loaded from above): (the rack's floor, m above the ground; its wire sides' height)
+# where a full-size dishwasher's upper rack runs pulled out, about 45 cm up (its lower part holds
+# the machine and the lower rack). A door opening to the side left its floor 7.5 cm above the
+# ground, 0.6 m into the cabinet: beyond any arm's reach from above.
+RACKS = {"dishwasher": (0.45, 0.15)}
 SHELF_HEIGHT = 0.88        # the shelf inside tall cabinets (m above the floor)
 DOOR_THICKNESS = 0.03
 DOOR_OPEN = 1.6            # rad: the angle an "opened" door starts at
@@ -170,7 +176,12 @@ def furniture_xml(name: str, class_name: str, props: ObjectProperties, place: Pl
             parts.append(_door(name, class_name, w, h, p, d / 2, hinge_side))
             geo.joint, geo.joint_open = f"{name}/hinge", DOOR_RANGE
         elif kind == "drawer":
-            parts.append(_drawer(name, class_name, props, p, bottom_t, inner_cy))
+            parts.append(_drawer(name, class_name, props, p, inner_cy))
+            if class_name in RACKS:     # the fixed strip over a rack's front
+                z0, iz = drawer_box(class_name, props, p)
+                strip = (p + h - z0 - iz) / 2
+                parts.append(_box((0, d / 2 + 0.01, p + h - strip), (w / 2 - 0.002, 0.01, strip), attrs,
+                                  f"{name}/strip"))
             geo.joint, geo.joint_open = f"{name}/slide", 0.8 * iy
             geo.inner = None   # the drawer's own site, on the moving box, is the inner surface
     elif kind == "panel":
@@ -239,26 +250,42 @@ def _back_handle(name: str, hx: float, z: float, half_len: float) -> str:
             + f'<site name="{name}/handle_back" pos="{hx:.4f} -0.0225 {z:.4f}" size="0.01" {INVISIBLE}/>')
 
 
-def _drawer(name: str, class_name: str, props: ObjectProperties, p: float, bottom_t: float, inner_cy: float) -> str:
-    """A box sliding out of the front (local +y) with a horizontal handle on its front panel."""
+def drawer_box(class_name: str, props: ObjectProperties, p: float) -> tuple[float, float]:
+    """(height of a drawer box's floor above the ground, its walls' height): on the cabinet's
+    bottom, as high as the inside; a rack (``RACKS``) where it runs."""
+    h, iz = props.size[2], props.inner[2]  # type: ignore[index]
+    if class_name in RACKS:
+        return RACKS[class_name]
+    return p + max((h - iz) / 2, 0.01) + 0.002, iz
+
+
+def _drawer(name: str, class_name: str, props: ObjectProperties, p: float, inner_cy: float) -> str:
+    """A box sliding out of the front (local +y) with a horizontal handle on its front panel (a
+    rack's along the front's top, where a dishwasher's is)."""
     w, d, h = props.size
-    ix, iy, iz = props.inner  # type: ignore[misc]
+    ix, iy, _ = props.inner  # type: ignore[misc]
     attrs = f'{WORLD_COLLISION} {colour(class_name)}'
     handle = f'{WORLD_COLLISION} rgba="0.75 0.75 0.78 1" friction="1.2 0.02 0.001"'
     wall = 0.006
     bx, by = ix / 2 - 0.004, iy / 2 - 0.004
-    z0 = p + bottom_t + 0.002
+    z0, iz = drawer_box(class_name, props, p)
+    # The front: the whole cabinet's; a rack's up to its sides' top (a fixed strip above it, as a
+    # dishwasher's control panel: the hand then reaches over 15 cm of side into the rack, not over
+    # the cabinet's full height), its handle along the top.
+    top = z0 + iz if class_name in RACKS else p + h
+    fz, fh = (p + top) / 2, (top - p) / 2
+    hz = top - 0.05 if class_name in RACKS else p + h / 2
     parts = [
         _box((0, 0, z0 + wall / 2), (bx, by, wall / 2), f'{attrs} mass="0.8"', f"{name}/drawer_box"),
         _box((bx - wall / 2, 0, z0 + iz / 2), (wall / 2, by, iz / 2 - 0.004), f'{attrs} mass="0.2"'),
         _box((-bx + wall / 2, 0, z0 + iz / 2), (wall / 2, by, iz / 2 - 0.004), f'{attrs} mass="0.2"'),
         _box((0, -by + wall / 2, z0 + iz / 2), (bx, wall / 2, iz / 2 - 0.004), f'{attrs} mass="0.2"'),
         # The front panel closes the cabinet's opening.
-        _box((0, d / 2 - inner_cy + 0.01, p + h / 2), (w / 2 - 0.002, 0.01, h / 2 - 0.004), f'{attrs} mass="0.5"',
+        _box((0, d / 2 - inner_cy + 0.01, fz), (w / 2 - 0.002, 0.01, fh - 0.004), f'{attrs} mass="0.5"',
              f"{name}/drawer_front"),
-        _box((0, d / 2 - inner_cy + 0.045, p + h / 2), (min(0.12, w / 3), 0.012, 0.012), f'{handle} mass="0.1"',
+        _box((0, d / 2 - inner_cy + 0.045, hz), (min(0.12, w / 3), 0.012, 0.012), f'{handle} mass="0.1"',
              f"{name}/handle"),
-        f'<site name="{name}/handle" pos="0 {d / 2 - inner_cy + 0.045:.4f} {p + h / 2:.4f}" size="0.01" {INVISIBLE}/>',
+        f'<site name="{name}/handle" pos="0 {d / 2 - inner_cy + 0.045:.4f} {hz:.4f}" size="0.01" {INVISIBLE}/>',
         _site(f"{name}/inner", (0, 0, z0 + wall), (bx - wall, by - wall, 0.001)),
     ]
     return (f'<body name="{name}/drawer" pos="0 {inner_cy:.4f} 0">'

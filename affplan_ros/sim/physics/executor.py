@@ -339,7 +339,9 @@ class PhysicsExecutor(ScenarioViews):
         if action in ("grasp", "take_out"):
             obj, source, at = args
             self._line_up(at, obj)
-            return self._check(text, "grasp", self._skill(sk.grasp, obj, source))
+            # Standing at the step's place, the base may stand elsewhere round it to reach the grasp.
+            along = self._place_of(at) if self.location_of_robot() == at else None
+            return self._check(text, "grasp", self._skill(sk.grasp, obj, source, None, along))
         if action in ("place", "stack", "putin"):
             obj, target, at = args
             self._line_up(at, target)

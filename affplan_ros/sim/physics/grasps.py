@@ -31,6 +31,9 @@ from affplan_ros.sim.physics.robot import PAD_HALF
 from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind
 
 TIP_CLEARANCE = 0.035   # m from the TCP down to above the support: the finger tips stay clear of it
+THIN_TIP_GAP = 0.0015   # m the finger tips stay above the support under a thin thing (a nail)
+LIGHT = 0.008           # kg: lighter than this, a grasp closes with a light squeeze
+THIN_SQUEEZE = 0.002    # m inside its width the fingers of such a grasp are set to
 RIM_DEPTH = 0.03        # m below its top a wall is held (the pads on its top 3 cm, the palm above)
 RIM_TIP_CLEARANCE = 0.04   # the same over a plate's floor: the inner finger clears its well's floor
 ALONG_STEP = 0.03       # m between grasp points along a long object or a handle
@@ -74,7 +77,7 @@ def grasp_points(world: PhysicsWorld, obj: str, base: BasePose, max_width: float
     round_now = props.shape == "sphere" or (props.shape == "cylinder" and abs(rot[2, 2]) > 0.9)
     # Pads centred low enough to hold, high enough that the palm stays above the object and the
     # finger tips above the support.
-    z = max(pos[2], top - 0.045, bottom + TIP_CLEARANCE)
+    z = max(pos[2], top - 0.045, bottom + tip_clearance(top - bottom))
     out = []
     fits = [a for a in axes if 2 * half[a] <= max_width] or axes[:1]
     for i in fits[:1] if round_now else fits:
@@ -88,6 +91,15 @@ def grasp_points(world: PhysicsWorld, obj: str, base: BasePose, max_width: float
             point = pos + d * rot[:, along[0]] if d else pos
             out.append(Grasp(2 * float(half[i]), yaw, np.array([point[0], point[1], z]), "top"))
     return out
+
+
+def tip_clearance(height: float) -> float:
+    """How high (m) above the support the TCP stays taking something ``height`` tall lying there:
+    ``TIP_CLEARANCE``, but for what is thinner than that leaves the pads (a nail or a screw lying
+    flat, 5 mm) the finger tips come down to ``THIN_TIP_GAP`` above the support, as a gripper
+    picks a screw from a table, so that the pads cover the lower part of it too (the tips
+    5 mm up passed over a 5 mm nail and the fingers closed on nothing)."""
+    return min(TIP_CLEARANCE, PAD_HALF[0] + max(THIN_TIP_GAP, 0.4 * height))
 
 
 def _offsets(room: float) -> list[float]:
@@ -148,6 +160,16 @@ def _rim_points(world: PhysicsWorld, obj: str, base: BasePose, top: float, botto
         centre = pos[:2] + dist * normal
         out.append(Grasp(t, atan2(normal[1], normal[0]), np.array([centre[0], centre[1], z]), "rim"))
     return out
+
+
+def closing(grasp: Grasp, mass: float) -> float:
+    """The aperture ``grasp`` closes to on something of ``mass`` kg: 0, i.e. past shut, the force
+    limit squeezing (40 N: a bowl's 8 mm wall does not slide down the pads); but a part lighter
+    than ``LIGHT`` (a nail, a screw: 5 g) taken whole is squeezed lightly, the fingers set
+    ``THIN_SQUEEZE`` inside its width, as a gripper is set to take a small part: the simulation's
+    contacts are soft in proportion to the mass, and the full force drove the pads through a 5 g
+    nail (across its shank and end to end alike)."""
+    return max(grasp.width - THIN_SQUEEZE, 1e-4) if grasp.kind == "top" and mass < LIGHT else 0.0
 
 
 def opening(width: float, max_aperture: float) -> float:
@@ -219,7 +241,34 @@ def _body_near(world: PhysicsWorld, name: str, point: np.ndarray, radius: float,
         return True
     if thing.props.shape in ("sphere", "cylinder") and np.hypot(local[0], local[1]) > half[0] + radius:
         return False
-    return solid or geo.hollow is None or not _in_opening(thing.props.shape, geo, local, radius)
+    if solid or geo.hollow is None:
+        return True
+    return _wall_distance(thing.props.shape, geo, local) <= radius
+
+
+def _box_distance(point: np.ndarray, centre: np.ndarray, half: np.ndarray) -> float:
+    """Euclidean distance from ``point`` to a box (0 inside it)."""
+    return float(np.linalg.norm(np.maximum(np.abs(point - centre) - half, 0.0)))
+
+
+def _wall_distance(shape: str, geo, local: np.ndarray) -> float:
+    """Distance from a point (body frame) to an upright container's walls and floor, not its open
+    inside: a wrist 4 cm inside a box's wall and 4 cm over it is 5.7 cm from the wall's top edge
+    (the box round the whole container, grown by the forearm's radius, took it for a hit)."""
+    hx, hy, hz = geo.half
+    ix, iy, iz = geo.hollow
+    floor = 2 * hz - iz
+    if shape == "cylinder":
+        # In the (radial, height) plane: the wall a band from the inner to the outer radius.
+        rz = np.array([np.hypot(local[0], local[1]), local[2], 0.0])
+        wall = _box_distance(rz, np.array([(hx + ix / 2) / 2, 0.0, 0.0]), np.array([(hx - ix / 2) / 2, hz, 0.0]))
+        bottom = _box_distance(rz, np.array([hx / 2, -hz + floor / 2, 0.0]), np.array([hx / 2, floor / 2, 0.0]))
+        return min(wall, bottom)
+    tx, ty = hx - ix / 2, hy - iy / 2
+    parts = [(np.array([sx * (hx - tx / 2), 0.0, 0.0]), np.array([tx / 2, hy, hz])) for sx in (-1, 1)]
+    parts += [(np.array([0.0, sy * (hy - ty / 2), 0.0]), np.array([hx, ty / 2, hz])) for sy in (-1, 1)]
+    parts.append((np.array([0.0, 0.0, -hz + floor / 2]), np.array([hx, hy, floor / 2])))
+    return min(_box_distance(local, c, h) for c, h in parts)
 
 
 def _in_opening(shape: str, geo, local: np.ndarray, margin: float) -> bool:

@@ -39,7 +39,7 @@ import numpy as np
 from affplan_ros.sim.physics.arm_paths import MAX_CHECKS, ArmPathPlanner
 from affplan_ros.sim.physics.bodies import object_geometry
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
-from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, grasp_points, in_the_way, opening
+from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, closing, grasp_points, in_the_way, opening
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
 from affplan_ros.sim.physics.robot import ARM_SIDES, HOME_TORSO, TORSO_JOINT, arm_joints, home_arm
@@ -76,8 +76,17 @@ PART_WAY_TOLERANCE = 0.15   # rad: a door pulled part of the way counts as there
 OPENED = 0.7             # fraction of the joint range that counts as opened
 ARM_SIDE_OFFSET = 0.2    # m to its side of the base's centre line where an arm works best
 MAX_GRASPS = 6           # grasp candidates tried (each costs IK for up to four finger directions)
+# The palm (robot.py: a 6 x 10 x 6 cm box 8.5 cm behind the TCP) as two balls along its width, with
+# half a centimetre of room.
+PALM_BACK, PALM_SPREAD, PALM_RADIUS = 0.085, 0.02, 0.035
 FOREARM_RADIUS = 0.05    # m: the forearm's capsule (4 cm, robot.py) and a centimetre of room
 RETRY_CHECKS = 5 * MAX_CHECKS   # an arm path's budget where the straight way was stopped (~5 s at most)
+# m along a place's front, from opposite the object, and rad the base turns, for the standing
+# places a grasp tries when it does not reach from where the base lined up.
+STAND_LATERAL = (0.0, 0.18, -0.18, 0.3, -0.3)
+STAND_TURNS = (0.0, 0.5, -0.5, 0.9, -0.9)
+STAND_BACK = (0.0, 0.15)    # m further back than usual: a thing close to the base folds the arm, its elbow up
+STAND_REACH = 0.55          # m from the shoulder to the wrist the standing places nearest it are tried first
 LEANS = (0.35, 0.6)      # rad a hand pointing down may lean forward to reach further (wrist pitch allows ~0.8)
 
 
@@ -326,11 +335,15 @@ class Skills:
         return out
 
     # -- grasp ---------------------------------------------------------------------------------
-    def grasp(self, obj: str, source: Optional[str] = None, side: Optional[str] = None) -> SkillResult:
-        """Pick ``obj`` (from ``source``, a support or container, when given) with a top-down grasp."""
-        return self._run("grasp", self._grasp, obj, source, side)
+    def grasp(self, obj: str, source: Optional[str] = None, side: Optional[str] = None,
+              along: Optional[str] = None) -> SkillResult:
+        """Pick ``obj`` (from ``source``, a support or container, when given) with a top-down grasp;
+        ``along``: the place the robot stands at, where it may stand elsewhere round it (turned,
+        to one side, at an end) when no arm reaches the grasp from where it stands."""
+        return self._run("grasp", self._grasp, obj, source, side, along)
 
-    def _grasp(self, obj: str, source: Optional[str], side: Optional[str]) -> SkillResult:
+    def _grasp(self, obj: str, source: Optional[str], side: Optional[str],
+               along: Optional[str] = None) -> SkillResult:
         w = self.world
         thing = w.things.get(obj)
         if thing is None or thing.kind != ThingKind.OBJECT:
@@ -358,15 +371,17 @@ class Skills:
         # The first candidate an arm reaches, the arm on the grasp point's side of the robot first;
         # a tall object's top may be too high for the full approach and lift: then a short one.
         self._forearm_blocker = None
-        found = next(((s, grasp, plan) for above, lift in ((PRE_GRASP, LIFT), (SHORT_APPROACH, SHORT_APPROACH))
-                      for grasp, yaws in candidates
-                      for s in sorted(free, key=lambda s, g=grasp: (w.to_base_frame(g.target)[1] < 0) != (s == "r"))
-                      if (plan := self._plan_descent(s, self._grasp_poses(s, grasp, yaws), above, lift)) is not None),
-                     None)
+        found = self._find_grasp(obj, candidates, free)
+        if found is None and along is not None:
+            blocker = self._forearm_blocker
+            found = self._grasp_elsewhere(obj, free, along)
+            self._forearm_blocker = self._forearm_blocker or blocker
+            candidates = self.grasp_candidates(obj)
+            target = candidates[0][0].target
         if found is None:
             local = w.to_base_frame(target)
             dist = hypot(local[0], local[1])
-            why = f"where IK finds a pose, the forearm would pass through {self._forearm_blocker}" \
+            why = f"where IK finds a pose, the forearm or the palm would pass through {self._forearm_blocker}" \
                 if self._forearm_blocker else \
                 "IK finds no solution within the joint limits"
             return self._fail(FailureCode.UNREACHABLE, f"no arm reaches a top-down grasp of {obj} at "
@@ -381,7 +396,7 @@ class Skills:
         if not out.ok:
             return self._blocked(out, f"approaching {obj}")
         z0 = w.position(obj)[2]
-        aperture = self.control.set_gripper(side, 0.0, 0.8)
+        aperture = self.control.set_gripper(side, closing(grasp, thing.props.mass), 0.8)
         pads = self._pads(side)
         touching = w.touching_geoms(obj, pads)
         if len(touching) < 2:
@@ -402,6 +417,68 @@ class Skills:
                               f"the hand rose {hand * 100:.1f}; {len(touching)} of 2 fingers touch it)", risen=risen)
         self.held[side] = obj
         return self._ok(side=side, risen=risen, aperture=self.control.aperture(side))
+
+    def _find_grasp(self, obj: str, candidates: list[tuple[Grasp, list[float]]], free: list[str],
+                    base: Optional[BasePose] = None) -> Optional[tuple[str, Grasp, tuple[dict, dict, dict]]]:
+        """The first candidate an arm reaches from ``base`` (default: where it stands), the arm
+        on the grasp point's side of the robot first; a tall object's top may be too high for the
+        full approach and lift: then a short one. (arm, grasp, (pre, at, lifted)) or None."""
+        w = self.world
+
+        def own_side_first(grasp: Grasp) -> list[str]:
+            return sorted(free, key=lambda s: (w.to_base_frame(grasp.target, base)[1] < 0) != (s == "r"))
+
+        return next(((s, grasp, plan) for above, lift in ((PRE_GRASP, LIFT), (SHORT_APPROACH, SHORT_APPROACH))
+                     for grasp, yaws in candidates for s in own_side_first(grasp)
+                     if (plan := self._plan_descent(s, self._grasp_poses(s, grasp, yaws, base), above, lift, base,
+                                                    taking=_palm_checked(obj, grasp))) is not None), None)
+
+    def _grasp_elsewhere(self, obj: str, free: list[str],
+                         along: str) -> Optional[tuple[str, Grasp, tuple[dict, dict, dict]]]:
+        """Stand elsewhere at ``along`` where an arm reaches a grasp of ``obj``, and go there (as a
+        person at a table steps to one side or turns a shoulder towards what lies far back). The
+        base poses of ``grasp_stands`` are tried in turn, IK only (the robot does not move), the
+        first with a grasp is driven to and the grasp planned again from where the base stopped."""
+        for pose in self.grasp_stands(obj, free, along):
+            plan = self._find_grasp(obj, self.grasp_candidates(obj, pose)[:3], free, pose)
+            if plan is None:
+                continue
+            if not self._navigate(along, None, goal=pose).success:
+                continue
+            return self._find_grasp(obj, self.grasp_candidates(obj), free)
+        return None
+
+    def grasp_stands(self, obj: str, free: list[str], along: str, limit: int = 8) -> list[BasePose]:
+        """Free base poses at ``along`` (before its front, or a step further back, or at its ends,
+        facing it or turned up to ``STAND_TURNS``) from which a free arm's wrist over ``obj``'s
+        grasp point is nearest ``STAND_REACH`` from its shoulder (neither stretched nor folded),
+        at most ``limit``; only those within the arm's length (with a lean). Turning the base
+        brings one shoulder forward (it sits 18 cm to the side of the torso): ~10 cm of reach at
+        0.6 rad; standing aside puts the shoulder behind the object."""
+        w = self.world
+        thing = w.things.get(along)
+        if thing is None or thing.placement is None or thing.kind == ThingKind.AGENT:
+            return []
+        target = self.grasp_candidates(obj)[0][0].target
+        wrist = target + np.array([0.0, 0.0, w.spec.wrist_to_tcp])
+        lx, ly = thing.placement.to_local(target[0], target[1])
+        fronts = [_stepped_back(w.approach_pose(along, lx + d), back) for back in STAND_BACK for d in STAND_LATERAL]
+        bases = fronts + side_poses(thing, w.spec, ly)
+        radius = w.spec.base_radius + CLEARANCE
+        here = w.base_pose()
+        scored = []
+        for b in bases:
+            for turn in STAND_TURNS:
+                pose = BasePose(b.x, b.y, b.yaw + turn)
+                dist = min(self._wrist_distance(s, w.to_base_frame(wrist, pose)) for s in free)
+                if dist > w.spec.upper_arm + w.spec.forearm + 0.06:
+                    continue    # (beyond the arm even leaning 0.6 rad: the wrist 8 cm nearer)
+                if abs(pose.x - here.x) + abs(pose.y - here.y) < 0.02 and abs(turn) < 1e-6:
+                    continue    # (where it stands: tried already)
+                scored.append((abs(dist - STAND_REACH), pose))
+        scored.sort(key=lambda t: t[0])
+        out = [p for _, p in scored if segment_clear(w, (p.x, p.y), (p.x, p.y), radius) is None]
+        return out[:limit]
 
     def grasp_candidates(self, obj: str, base: Optional[BasePose] = None) -> list[tuple[Grasp, list[float]]]:
         """The top-down grasps of ``obj`` as it lies now (``grasps.py``), each with the finger yaws
@@ -429,7 +506,8 @@ class Skills:
     def grasp_reachable(self, obj: str, base: BasePose) -> bool:
         """Would a free arm reach a top-down grasp of ``obj`` from ``base`` (IK for the pre-grasp,
         grasp and lift poses; the robot does not move)?"""
-        return any(self._plan_descent(s, self._grasp_poses(s, grasp, yaws, base), PRE_GRASP, LIFT, base) is not None
+        return any(self._plan_descent(s, self._grasp_poses(s, grasp, yaws, base), PRE_GRASP, LIFT, base,
+                                      taking=_palm_checked(obj, grasp)) is not None
                    for grasp, yaws in self.grasp_candidates(obj, base)[:3]
                    for s in ARM_SIDES if self.held[s] is None)
 
@@ -486,12 +564,13 @@ class Skills:
         return self._plan_descent(side, [(target, top_down_rotation(y)) for y in yaws], above, after, base, ignore)
 
     def _plan_descent(self, side: str, poses: list[tuple[np.ndarray, np.ndarray]], above: float, after: float,
-                      base: Optional[BasePose] = None,
-                      ignore: tuple[str, ...] = ()) -> Optional[tuple[dict, dict, dict]]:
+                      base: Optional[BasePose] = None, ignore: tuple[str, ...] = (),
+                      taking: Optional[str] = None) -> Optional[tuple[dict, dict, dict]]:
         """IK for the hand ``above`` over a target, at it, and ``after`` over it again (a vertical
         line), for the first (target, world rotation) of ``poses`` all three are reachable with and
         where the forearm passes through no object but those held and ``ignore`` (from ``base``:
-        default, where it stands)."""
+        default, where it stands); ``taking``: the object a grasp takes, whose neighbours the
+        palm must clear too."""
         w = self.world
         base = base or w.base_pose()
         start = self.control.joints()
@@ -505,7 +584,7 @@ class Skills:
             for dz in (above, 0.0, after):
                 p = w.to_base_frame(target + np.array([0, 0, dz]), base)
                 r = self._solve(side, p, rot, seed)
-                if not r.success or self._forearm_hits(side, r.joints, base, ignore):
+                if not r.success or self._forearm_hits(side, r.joints, base, ignore, taking):
                     break
                 found.append(r.joints)
                 seed = {**start, **r.joints}
@@ -533,14 +612,15 @@ class Skills:
         return down + [tilted_rotation(r, heading, lean) for lean in leans for r, y in zip(down, yaws)
                        if any_lean or abs(np.sin(y - heading)) > 0.9]
 
-    def _holding_rotations(self, obj: str, side: str, point: np.ndarray) -> list[np.ndarray]:
+    def _holding_rotations(self, obj: str, side: str, point: np.ndarray, lean: bool = True) -> list[np.ndarray]:
         """World rotations of a hand holding ``obj`` over ``point``: its finger yaw now, or turned
         half round when the object is held at its middle (held by a rim it would swing round
-        with the hand); leaning forward too, but a container is kept upright (what is in it)."""
+        with the hand); leaning forward too (unless not ``lean``), but a container is kept
+        upright (what is in it)."""
         w = self.world
         yaw, tcp = self._tcp_yaw(side), w.site(f"{side}_tcp")[0]
         middle = np.linalg.norm((w.position(obj) - tcp)[:2]) < 0.03
-        upright = w.things[obj].props.inner is not None
+        upright = w.things[obj].props.inner is not None or not lean
         return self._hand_rotations(side, point, [yaw, yaw + pi] if middle else [yaw], True,
                                     leans=() if upright else LEANS)
 
@@ -559,16 +639,29 @@ class Skills:
         return np.array([spot[0] - offset[0], spot[1] - offset[1], surface + gap + hang - offset[2]])
 
     def _forearm_hits(self, side: str, joints: Mapping[str, float], base: BasePose,
-                      ignore: tuple[str, ...]) -> Optional[str]:
+                      ignore: tuple[str, ...], taking: Optional[str] = None) -> Optional[str]:
         """The object the forearm would pass through in this arm pose (a tall bucket beside the
         spot where the hand goes down), or None; the arm is not planned round obstacles, so such
         a pose is not taken."""
         c, s = np.cos(base.yaw), np.sin(base.yaw)
-        points = [np.array([base.x + c * p[0] - s * p[1], base.y + s * p[0] + c * p[1], p[2]])
-                  for p in self.ik.forearm_points(side, joints)]
-        hit = arm_in_the_way(self.world, points, FOREARM_RADIUS, ignore)
+
+        def world(p: np.ndarray) -> np.ndarray:
+            return np.array([base.x + c * p[0] - s * p[1], base.y + s * p[0] + c * p[1], p[2]])
+
+        hit = arm_in_the_way(self.world, [world(p) for p in self.ik.forearm_points(side, joints)], FOREARM_RADIUS,
+                             ignore)
+        if hit is None and taking is not None:
+            hit = arm_in_the_way(self.world, [world(p) for p in self._palm_points(side, joints)], PALM_RADIUS,
+                                 ignore + (taking,))
         self._forearm_blocker = hit or self._forearm_blocker     # (said when no pose is found)
         return hit
+
+    def _palm_points(self, side: str, joints: Mapping[str, float]) -> list[np.ndarray]:
+        """Two points (base frame) along the palm, between the wrist and the fingers: 10 cm across
+        the closing direction, it meets a wall beside a fork that the forearm passes over."""
+        tcp, rot = self.ik.tcp_pose(side, joints)
+        centre = tcp - PALM_BACK * rot[:, 0]
+        return [centre + d * rot[:, 1] for d in (-PALM_SPREAD, PALM_SPREAD)]
 
     def _within_arm_length(self, side: str, wrist: np.ndarray) -> bool:
         """Cheap test before the IK: can the wrist point be within the arm's length of the shoulder
@@ -775,6 +868,10 @@ class Skills:
         yaw_now, held_width = self._tcp_yaw(side), self.control.aperture(side)
         plans: dict[tuple[float, ...], Optional[tuple[dict, dict, dict]]] = {}
 
+        # Into a carryable container (a box) the hand goes down straight: leaning, the fingers
+        # came down on its near wall (a nail let go near it, held at the finger tips).
+        lean = surface != "inner" or w.things[support].kind != ThingKind.OBJECT
+
         def plan_at(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
             key = tuple(np.round(spot, 4))
             if key not in plans:
@@ -783,11 +880,12 @@ class Skills:
 
         def plan_spot(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
             poses = [(self._tcp_target(obj, side, r, spot, centre[2], RELEASE_GAP), r)
-                     for r in self._holding_rotations(obj, side, spot)]
+                     for r in self._holding_rotations(obj, side, spot, lean)]
             # The fingers need room where they open, as where they close (a tall bucket beside the spot).
             if in_the_way(w, obj, poses[0][0], held_width, yaw_now, w.spec.max_aperture,
                           tuple(h for h in self.held.values() if h)) is not None:
                 return None
+            # Out of a box the hand rises PRE_GRASP, then goes back round its wall (_withdraw).
             return self._plan_descent(side, poses, PRE_GRASP, PRE_GRASP)
 
         def clear_plan_at(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
@@ -1098,6 +1196,18 @@ class Skills:
         for wp in waypoints:
             self.control.drive([wp], settle=0.0)
         self.control.drive([waypoints[-1]], settle=0.5)
+
+
+def _palm_checked(obj: str, grasp: Grasp) -> Optional[str]:
+    """``obj`` where a grasp's palm must clear its neighbours; None for a rim grasp, whose palm
+    hangs over the container's own contents (a banana across a bowl's top; the physics shows
+    whether it presses them)."""
+    return None if grasp.kind == "rim" else obj
+
+
+def _stepped_back(pose: BasePose, back: float) -> BasePose:
+    """``pose`` moved ``back`` metres away from what it faces."""
+    return BasePose(pose.x - back * np.cos(pose.yaw), pose.y - back * np.sin(pose.yaw), pose.yaw)
 
 
 def _footprint(surface: np.ndarray, rot: np.ndarray, half, ball: bool = False) -> tuple[float, float]:

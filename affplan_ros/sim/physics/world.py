@@ -42,6 +42,7 @@ from affplan_ros.sim.physics.bodies import (
     PERSON_HANDS,
     FurnitureGeometry,
     Rect,
+    drawer_box,
     furniture_kind,
     furniture_xml,
     grip_name,
@@ -517,7 +518,7 @@ class _Builder:
                     props = thing.props
                     ix, iy, _ = props.inner  # type: ignore[misc]
                     inner_cy = -props.size[1] / 2 + max(props.size[1] - iy, 0.01) + iy / 2
-                    z = geo.height - props.size[2] + max((props.size[2] - props.inner[2]) / 2, 0.01) + 0.008  # type: ignore[index]
+                    z = drawer_box(thing.class_name, props, geo.height - props.size[2])[0] + 0.006
                     self._add_surface(name, "inner", place.x, place.y, 0.0, place.yaw,
                                       Rect(0, inner_cy, z, ix / 2 - 0.02, iy / 2 - 0.02), INNER_MARGIN)
             else:   # a carryable thing standing on the floor against a wall

@@ -125,3 +125,83 @@ def test_soft_things_and_a_snack_bag_as_they_lie_ready_are_taken_and_rise_with_t
         grasp_and_lift(sk, name)
         # Still upright: the bag was not knocked over by a pad coming down on it.
         assert sk.world.rotation(name)[2, 2] > 0.9, name
+
+
+def _put(sk: Skills, obj: str, xy: np.ndarray, yaw: float) -> None:
+    """Lay ``obj`` at ``xy`` (world) turned by ``yaw``, as it lies on the table now, and let it settle."""
+    w = sk.world
+    jnt = w.model.body_jntadr[w.things[obj].body_id]
+    adr = w.model.jnt_qposadr[jnt]
+    w.data.qpos[adr:adr + 2] = xy
+    w.data.qpos[adr + 3:adr + 7] = [np.cos(yaw / 2), 0.0, 0.0, np.sin(yaw / 2)]
+    w.data.qvel[w.model.jnt_dofadr[jnt]:w.model.jnt_dofadr[jnt] + 6] = 0.0
+    mujoco.mj_forward(w.model, w.data)
+    w.step(w.steps(0.3))
+
+
+def test_a_banana_lying_across_the_table_far_back_is_taken_from_another_standing_place():
+    """A banana 0.67 m ahead of the base, lying across the line of sight (the fingers close along
+    it, so the hand may not lean): beyond a hand pointing straight down from where the base lined
+    up; standing aside and turned (a shoulder forward), an arm reaches it, and it rises."""
+    sk = table_scene("banana:0")
+    w = sk.world
+    assert sk.navigate("table0", near="banana0").success
+    base = w.base_pose()
+    ahead = np.array([np.cos(base.yaw), np.sin(base.yaw)])
+    _put(sk, "banana0", np.array([base.x, base.y]) + 0.67 * ahead, base.yaw + np.pi / 2)
+    assert sk.grasp("banana0").code.value == "unreachable"
+    z0 = w.position("banana0")[2]
+    result = sk.grasp("banana0", along="table0")
+    assert result.success, result.reason
+    assert held(sk, "banana0", result.details["side"]) and w.position("banana0")[2] > z0 + 0.05
+    moved = w.base_pose()
+    assert abs(moved.yaw - base.yaw) > 0.1 or np.hypot(moved.x - base.x, moved.y - base.y) > 0.1
+
+
+def test_a_nail_and_a_screw_lying_flat_are_taken_with_the_finger_tips_down_at_the_table():
+    """5 mm thin: the finger tips come down to just above the table (at 3.5 cm, as for thicker
+    things, the pads passed over the nail) and close with a light squeeze (the full force drove
+    the pads through the 5 g nail); both pads hold it and it rises with the hand."""
+    for obj in ("nail:0", "screw:0"):
+        sk = table_scene(obj)
+        name = obj.replace(":", "")
+        grasp = sk.grasp_candidates(name)[0][0]
+        bottom = sk.world.position(name)[2] - sk.world.things[name].props.size[2] / 2
+        assert grasp.target[2] - 0.03 - bottom < 0.004, name      # the pad's tip (3 cm below the TCP)
+        grasp_and_lift(sk, name)
+
+
+def test_a_nail_let_go_on_a_deep_box_floor_leaves_the_box_standing():
+    """The nail hangs at the finger tips: let go on the 15 cm box's floor, the hand rises until the
+    tips are over the rim before the arm tucks (12 cm up, the tuck dragged the box off the table)."""
+    sk = table_scene("nail:0", "box:0")
+    w = sk.world
+    grasp_and_lift(sk, "nail0")
+    box0 = w.position("box0")
+    assert sk.navigate("table0", near="box0").success
+    result = sk.putin("nail0", "box0", along="table0")
+    assert result.success, result.reason
+    assert sk.inside("nail0", "box0") and np.linalg.norm(w.position("box0") - box0) < 0.01
+
+
+def test_a_tape_on_a_box_floor_by_its_near_wall_is_taken_with_the_palm_along_the_wall():
+    """A roll of tape inside a 15 cm deep box, 4.5 cm from its near wall: the wrist, 4 cm over
+    the wall's top and inside it, is 5.8 cm from the wall's edge (the box round the whole box,
+    grown by the forearm's 5 cm, took it for a hit); the 10 cm palm goes along the wall, clear of it."""
+    text = ("OBJECTS\ncounter:0\nrobot:0\nbox:0\ntape:0\nEND-OBJECTS\nRELATIONS\non box:0 counter:0\n"
+            "in tape:0 box:0\nat robot:0 counter:0\nEND-RELATIONS\nLOCATIONS\ncounter0 counter:0 box:0 tape:0\n"
+            "END-LOCATIONS\n")
+    sk = Skills(build_world(parse_scene_text(text)))      # a 90 cm counter (complex_kitchen's)
+    w = sk.world
+    assert sk.navigate("counter0", near="box0").success
+    base, box = w.base_pose(), w.position("box0")
+    towards = np.array([base.x, base.y]) - box[:2]
+    towards /= np.linalg.norm(towards)
+    near_wall = w.things["box0"].props.size[1] / 2        # the box's y side faces the robot
+    _put(sk, "tape0", box[:2] + (near_wall - 0.045) * towards, 0.0)
+    assert sk.inside("tape0", "box0")
+    z0 = w.position("tape0")[2]
+    result = sk.grasp("tape0", "box0")
+    assert result.success, result.reason
+    assert held(sk, "tape0", result.details["side"]) and w.position("tape0")[2] > z0 + 0.05
+    assert np.linalg.norm(w.position("box0")[:2] - box[:2]) < 0.01
