@@ -61,12 +61,14 @@ def test_a_target_with_its_lid_on_takes_nothing_and_the_water_stays_in_the_bottl
 
 def test_tilting_where_the_cup_was_believed_to_be_spills_the_water(monkeypatch):
     """The arm aims 15 cm beside the cup (a stale belief of where it stands): the physics at the
-    tilt has the mouth over the counter, so the water leaves the bottle and the cup gets none."""
+    tilt has the mouth over the counter, so the water leaves the bottle and the cup gets none.
+    (Believed to the robot's right: 15 cm to its left it would stand by the bucket, where no tilt
+    keeps the hand clear of the bucket and the counter.)"""
     sk = kitchen_with_water_in_a_bottle()
     w = sk.world
     assert sk.navigate("counter0", near="cup0").success
     yaw = w.base_pose().yaw
-    aside = 0.15 * np.array([-np.sin(yaw), np.cos(yaw), 0.0])
+    aside = 0.15 * np.array([np.sin(yaw), -np.cos(yaw), 0.0])
     planned = pouring._tilt_plan
 
     def stale_plan(sk_: Skills, side: str, source: str, target: str):
