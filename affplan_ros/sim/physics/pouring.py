@@ -159,7 +159,8 @@ class TiltPlan:
 
 def _tilt_plan(sk: Skills, side: str, source: str, target: str) -> Optional[TiltPlan]:
     """The first tilt the arm reaches with its mouth over the opening, the arm, the hand and the
-    source clear of everything (the target's rim included), as low over the rim as that allows."""
+    source clear of everything (the target's rim included), as low over the rim as that allows;
+    where none is clear, the lowest the arm reaches."""
     w = sk.world
     base = w.base_pose()
     _, rot, _ = w.site(f"{side}_tcp")
@@ -172,6 +173,7 @@ def _tilt_plan(sk: Skills, side: str, source: str, target: str) -> Optional[Tilt
     # source would pivot between the pads instead of tilting (which the physics shows).
     axis = rot[:, 2]
     uprights: dict[float, list[dict[str, float]]] = {}
+    first: Optional[TiltPlan] = None
     for above in POUR_HEIGHTS:
         over = np.array([centre[0], centre[1], rim + above])
         for angle in TILTS:
@@ -184,9 +186,14 @@ def _tilt_plan(sk: Skills, side: str, source: str, target: str) -> Optional[Tilt
                 for upright in uprights[sign]:
                     b = sk._solve(side, w.to_base_frame(tilted_tcp, base), w.rotation_to_base(tilt, base),
                                   {**seed, **upright})
-                    if b.success and _clear_sagging(sk, side, source, tilted_tcp, tilt, {**seed, **b.joints}):
+                    if not b.success:
+                        continue
+                    if _clear_sagging(sk, side, source, tilted_tcp, tilt, {**seed, **b.joints}):
                         return TiltPlan(upright, b.joints, over, tilt)
-    return None
+                    first = first or TiltPlan(upright, b.joints, over, tilt)
+    # None clear (a carton stands close beside a bowl): the lowest tilt the arm reaches, and the
+    # physics shows what it meets.
+    return first
 
 
 def _clear_sagging(sk: Skills, side: str, source: str, tcp: np.ndarray, rot: np.ndarray,
