@@ -41,6 +41,7 @@ TILT_SPEED = 0.4
 # lower pad gives under its weight; measured: a bottle of water slid 1.1 cm and its side met a
 # wine glass's rim that the planned pose cleared by 1 cm): the tilted pose must be clear of it too.
 SAG = 0.02
+AIM_INSET = 0.02                 # m inside the edge of the opening the mouth may be aimed
 COME_FROM_ABOVE = 0.08           # m above its upright pose the source comes from
 HOLD = 1.0                       # s the source is held tilted (a solid needs time to slide out)
 
@@ -165,35 +166,49 @@ def _tilt_plan(sk: Skills, side: str, source: str, target: str) -> Optional[Tilt
     base = w.base_pose()
     _, rot, _ = w.site(f"{side}_tcp")
     mouth_local = _mouth_in_hand(sk, side, source)
-    centre, _, _ = w.site(w.things[target].inner_site)
     rim = _rim_height(sk, target)
     height = 2 * object_geometry(w.things[source].props).half[2]
     seed = sk.control.joints()
     # About the axis across the fingers' closing direction: about the closing axis itself the
     # source would pivot between the pads instead of tilting (which the physics shows).
     axis = rot[:, 2]
-    uprights: dict[float, list[dict[str, float]]] = {}
     first: Optional[TiltPlan] = None
-    for above in POUR_HEIGHTS:
-        over = np.array([centre[0], centre[1], rim + above])
-        for angle in TILTS:
-            for sign in (1.0, -1.0):
-                if sign not in uprights:
-                    uprights[sign] = _uprights(sk, side, base, rot, axis, sign, mouth_local,
-                                               np.array([centre[0], centre[1], rim + ABOVE_RIM]), height, seed)
-                tilt = _rotation(axis, sign * angle) @ rot
-                tilted_tcp = over - tilt @ mouth_local
-                for upright in uprights[sign]:
-                    b = sk._solve(side, w.to_base_frame(tilted_tcp, base), w.rotation_to_base(tilt, base),
-                                  {**seed, **upright})
-                    if not b.success:
-                        continue
-                    if _clear_sagging(sk, side, source, tilted_tcp, tilt, {**seed, **b.joints}):
-                        return TiltPlan(upright, b.joints, over, tilt)
-                    first = first or TiltPlan(upright, b.joints, over, tilt)
+    for centre in _aims(sk, target):
+        uprights: dict[float, list[dict[str, float]]] = {}
+        for above in POUR_HEIGHTS:
+            over = np.array([centre[0], centre[1], rim + above])
+            for angle in TILTS:
+                for sign in (1.0, -1.0):
+                    if sign not in uprights:
+                        uprights[sign] = _uprights(sk, side, base, rot, axis, sign, mouth_local,
+                                                   np.array([centre[0], centre[1], rim + ABOVE_RIM]), height, seed)
+                    tilt = _rotation(axis, sign * angle) @ rot
+                    tilted_tcp = over - tilt @ mouth_local
+                    for upright in uprights[sign]:
+                        b = sk._solve(side, w.to_base_frame(tilted_tcp, base), w.rotation_to_base(tilt, base),
+                                      {**seed, **upright})
+                        if not b.success:
+                            continue
+                        if _clear_sagging(sk, side, source, tilted_tcp, tilt, {**seed, **b.joints}):
+                            return TiltPlan(upright, b.joints, over, tilt)
+                        first = first or TiltPlan(upright, b.joints, over, tilt)
     # None clear (a carton stands close beside a bowl): the lowest tilt the arm reaches, and the
     # physics shows what it meets.
     return first
+
+
+def _aims(sk: Skills, target: str) -> list[np.ndarray]:
+    """Where over the target's opening the mouth is aimed, in turn: its centre, then (a wide one:
+    a pan, a sink) the point of it nearest the robot, ``AIM_INSET`` inside its edge (a pan's
+    centre 0.64 m ahead is beyond the arm with a cup held upright above it; its near part is not)."""
+    w = sk.world
+    centre, rot, size = w.site(w.things[target].inner_site)
+    base = w.base_pose()
+    local = rot.T @ (np.array([base.x, base.y, centre[2]]) - centre)
+    inset = np.maximum(np.asarray(size[:2]) - AIM_INSET, 0.0)
+    local[:2] = np.clip(local[:2], -inset, inset)
+    near = centre + rot @ np.array([local[0], local[1], 0.0])
+    return [centre] + ([near] if np.linalg.norm(near - centre) > 0.02 else [])
 
 
 def _clear_sagging(sk: Skills, side: str, source: str, tcp: np.ndarray, rot: np.ndarray,

@@ -132,3 +132,18 @@ def test_water_poured_into_a_sink_goes_in_over_its_walls():
     out = fill(sk, "bottle0", "water0", "sink0")
     assert out.success, out.reason
     assert sk.world.liquids["sink0"]["water0"] > 0.0 and sk.holding("bottle0")
+
+
+def test_a_wide_target_is_aimed_at_its_centre_then_at_its_part_nearest_the_robot():
+    """A pan's centre 0.64 m ahead is beyond the arm with a cup held upright above it; the mouth
+    may be anywhere over its opening, so the near part of it is tried next (inside its edge)."""
+    sk = Skills(build_world(parse_scene_text(kitchen_with("pan", "counter"))))
+    w = sk.world
+    assert sk.navigate("counter0", near="pan0").success
+    centre, near = pouring._aims(sk, "pan0")
+    assert np.allclose(centre, w.site("pan0/inner")[0])
+    base = w.base_pose()
+    assert np.hypot(near[0] - base.x, near[1] - base.y) < np.hypot(centre[0] - base.x, centre[1] - base.y) - 0.05
+    local = w.site("pan0/inner")[1].T @ (near - centre)
+    assert np.all(np.abs(local[:2]) <= w.site("pan0/inner")[2][:2] - pouring.AIM_INSET + 1e-9)
+    assert len(pouring._aims(sk, "cup0")) == 1       # a cup's opening is aimed at its centre only
