@@ -24,10 +24,18 @@ from affplan_ros.sim.physics.world import ThingKind
 
 ABOVE = 0.06        # m above the target the tool starts a cut / a stroke from
 CUT_DEPTH = 0.01    # m the knife is driven below the target's top
-PRESS = 0.02        # m the tool is driven below the surface's top while wiping: the servos press it down
+SEEK = 0.02         # m below the surface's top the tool is sought down to (where it first touches it)
+# m the tool is driven below where it first touched the surface: a light press, as a person wipes
+# (measured: the sponge on the table and the counter with about 12 N at the strokes' ends, all
+# three strokes on it; 4 mm, 8 N, lost the table in a stroke: the IK meets a pose within 1 cm).
+# Driven 2 cm below the surface's top, the sponge was pushed up and turned between the pads (1.7
+# cm) and lost the surface, or slipped out of the hand.
+PRESS = 0.01
+SEEK_STEPS = 10     # steps of the descent onto the surface, watching for the first touch
 STROKE = 0.08       # m to each side of the middle of a wiping stroke
 STROKES = 3
 TOOL_OPTIONS = 12   # hand orientations and tool contact points tried with IK for one motion
+LEVEL = 0.985       # |cos| of the tilt (10 degrees) within which a held tool's face counts as level
 
 
 def chop(skills: Skills, knife: str, target: str, support: str) -> SkillResult:
@@ -99,13 +107,20 @@ def _wipe(sk: Skills, tool: str, surface: str, along: Optional[str]) -> SkillRes
     def strokes_at(spot: np.ndarray) -> Optional[list[dict[str, float]]]:
         yaw = w.base_pose().yaw
         across = np.array([-np.sin(yaw), np.cos(yaw), 0.0])
-        middle = np.array([spot[0], spot[1], spot[2] + _hang(sk, side, tool, half) - PRESS])
+        middle = np.array([spot[0], spot[1], spot[2] + _hang(sk, side, tool, half) - SEEK])
         points = [middle + np.array([0, 0, ABOVE])] + [middle + k * STROKE * across for k in (-1, 1)]
-        return _tool_poses(sk, side, tool, points, centre=True)
+        return _tool_poses(sk, side, tool, points, centre=True, flat=True, level_only=level_only[0])
 
     if not free_patches():
         return sk._fail(FailureCode.NO_FREE_SPACE, f"no free patch of {surface} to wipe")
+    # With the tool's face level, from here or from elsewhere along the place; only where that
+    # is nowhere, leaning with the hand (one edge on the surface: the physics shows the strokes).
+    level_only = [True]
     plan, tries = sk.reach_a_spot(free_patches, strokes_at, side, along, tries_per_place=10)
+    if plan is None:
+        level_only[0] = False
+        plan, more = sk.reach_a_spot(free_patches, strokes_at, side, along, tries_per_place=10)
+        tries += more
     if plan is None:
         return sk._fail(FailureCode.UNREACHABLE, f"no arm pose presses {tool} onto {surface} (IK; {tries} other "
                         "standing place(s) tried)")
@@ -115,7 +130,7 @@ def _wipe(sk: Skills, tool: str, surface: str, along: Optional[str]) -> SkillRes
     if not out.ok:
         return sk._blocked(out, f"bringing {tool} over {surface}")
     strokes = 0
-    sk.control.follow(sk._straight(side, lift, left), speed_scale=0.4, tol=1.0)
+    left, right = _press_lightly(sk, side, tool, surface, lift, left, right)
     for k in range(STROKES):
         a, b = (left, right) if k % 2 == 0 else (right, left)
         touched = False
@@ -136,6 +151,47 @@ def _wipe(sk: Skills, tool: str, surface: str, along: Optional[str]) -> SkillRes
     return sk._ok(side=side, strokes=strokes)
 
 
+def _press_lightly(sk: Skills, side: str, tool: str, surface: str, lift: dict[str, float],
+                   left: dict[str, float], right: dict[str, float]) -> tuple[dict[str, float], dict[str, float]]:
+    """Bring the tool down from ``lift`` towards the start of the stroke (``left``, ``SEEK`` below
+    the surface's top) in small steps until it touches the surface, and return the stroke's ends
+    ``PRESS`` below where it touched (the planned ends where it never does, or the arm cannot
+    hold that height): pressing by position, as a force-limited wipe would."""
+    w = sk.world
+    for joints in sk._straight(side, lift, left, n=SEEK_STEPS):
+        sk.control.follow([joints], speed_scale=0.3, settle=0.05, tol=1.0)
+        if surface in w.contacts(tool):
+            break
+    else:
+        return left, right
+    # (the base frame's heights are the world's)
+    planned = float(sk.ik.tcp_pose(side, {**sk.control.joints(), **left})[0][2])
+    rise = float(w.site(f"{side}_tcp")[0][2]) - PRESS - planned
+    out = []
+    for end in (left, right):
+        pos, rot = sk.ik.tcp_pose(side, {**sk.control.joints(), **end})
+        r = sk.ik.solve(side, pos + np.array([0.0, 0.0, max(rise, 0.0)]), rot, {**sk.control.joints(), **end})
+        if not r.success:
+            return left, right
+        out.append(r.joints)
+    sk.control.follow([out[0]], speed_scale=0.3, settle=0.05, tol=1.0)
+    return out[0], out[1]
+
+
+def _levelled(hand: np.ndarray, tool: np.ndarray) -> np.ndarray:
+    """The hand's rotation turned (least) so that the held tool's most nearly vertical axis is
+    vertical: its face level."""
+    i = int(np.argmax(np.abs(tool[2, :])))
+    axis = tool[:, i] * np.sign(tool[2, i])
+    turn_axis = np.cross(axis, [0.0, 0.0, 1.0])
+    s, c = float(np.linalg.norm(turn_axis)), float(axis[2])
+    if s < 1e-6:
+        return hand
+    k = turn_axis / s
+    cross = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return (np.eye(3) + s * cross + (1 - c) * cross @ cross) @ hand
+
+
 def _top(sk: Skills, name: str) -> np.ndarray:
     w = sk.world
     return w.position(name) + np.array([0, 0, vertical_half(w.things[name].props, w.rotation(name))])
@@ -148,7 +204,8 @@ def _hang(sk: Skills, side: str, tool: str, half) -> float:
 
 def _tool_poses(sk: Skills, side: str, tool: str, points: list[np.ndarray], centre: bool = False,
                 anywhere_along: bool = False, ignore: tuple[str, ...] = (),
-                room_below: float = 0.01) -> Optional[list[dict[str, float]]]:
+                room_below: float = 0.01, flat: bool = False,
+                level_only: bool = False) -> Optional[list[dict[str, float]]]:
     """Joints that put the held tool's tip (the middle of its lowest edge or face below the hand;
     ``centre``: its centre) at each point in turn, the hand keeping one orientation: as it is now,
     else pointing down or leaning forward or back (``Skills._hand_rotations``: reaching further,
@@ -156,7 +213,11 @@ def _tool_poses(sk: Skills, side: str, tool: str, points: list[np.ndarray], cent
     point of the tool's length may meet the points (a blade from heel to tip), the hand turned
     about the vertical as need be (a knife along the reach meets what lies beyond the hand), its
     length clear of other objects but ``ignore`` (what it cuts, what that lies on), and none of it
-    more than ``room_below`` below the point that meets (above the board under what it cuts)."""
+    more than ``room_below`` below the point that meets (above the board under what it cuts).
+    ``flat``: the orientations that keep the tool's lowest face level first (a sponge wipes with
+    its face; leaning with the hand 0.35 rad, it met the table with one edge, lost it in the
+    strokes, and the hand pressing it turned it in the pads), the hand turned to level it too;
+    ``level_only``: only those."""
     w = sk.world
     base = w.base_pose()
     tcp, rot, _ = w.site(f"{side}_tcp")
@@ -173,7 +234,10 @@ def _tool_poses(sk: Skills, side: str, tool: str, points: list[np.ndarray], cent
                for a in (-1.0, 1.0) for b in (-1.0, 1.0)]
     width = float(sorted(half)[1]) + 0.005      # (a blade's half width, and a little room)
     options = []
-    for turn in [rot] + sk._hand_rotations(side, points[-1], yaws, True, leans=leans):
+    turns = [rot] + sk._hand_rotations(side, points[-1], yaws, True, leans=leans)
+    if flat:
+        turns = [_levelled(rot, w.rotation(tool))] + turns
+    for turn in turns:
         turned = turn @ rot.T @ w.rotation(tool)
         middle = turn @ rot.T @ (w.position(tool) - tcp)      # its centre from the TCP
         axis = turned[:, long_]
@@ -197,9 +261,12 @@ def _tool_poses(sk: Skills, side: str, tool: str, points: list[np.ndarray], cent
             line = [at + k * float(half[long_]) * axis for k in np.linspace(-1, 1, 7)]
             if anywhere_along and arm_in_the_way(w, line, width, ignore + (tool,), solid=True) is not None:
                 continue
-            options.append((sk._wrist_distance(side, wrist), len(options), turn, off))
+            level = float(np.max(np.abs(turned[2, :]))) > LEVEL if flat else True
+            if level_only and not level:
+                continue
+            options.append((not level, sk._wrist_distance(side, wrist), len(options), turn, off))
     # Each option costs IK for every point: the few that ask least of the arm's length are tried.
-    for _, _, turn, off in sorted(options, key=lambda o: o[:2])[:TOOL_OPTIONS]:
+    for _, _, _, turn, off in sorted(options, key=lambda o: o[:3])[:TOOL_OPTIONS]:
         seed = sk.control.joints()
         out = []
         for p in points:

@@ -61,12 +61,14 @@ def test_a_target_with_its_lid_on_takes_nothing_and_the_water_stays_in_the_bottl
 
 def test_tilting_where_the_cup_was_believed_to_be_spills_the_water(monkeypatch):
     """The arm aims 15 cm beside the cup (a stale belief of where it stands): the physics at the
-    tilt has the mouth over the counter, so the water leaves the bottle and the cup gets none."""
+    tilt has the mouth over the counter, so the water leaves the bottle and the cup gets none.
+    (Believed to the robot's right: 15 cm to its left it would stand by the bucket, where no tilt
+    keeps the hand clear of the bucket and the counter.)"""
     sk = kitchen_with_water_in_a_bottle()
     w = sk.world
     assert sk.navigate("counter0", near="cup0").success
     yaw = w.base_pose().yaw
-    aside = 0.15 * np.array([-np.sin(yaw), np.cos(yaw), 0.0])
+    aside = 0.15 * np.array([np.sin(yaw), -np.cos(yaw), 0.0])
     planned = pouring._tilt_plan
 
     def stale_plan(sk_: Skills, side: str, source: str, target: str):
@@ -88,3 +90,60 @@ def shift(w, name: str, offset: np.ndarray) -> None:
     adr = w.model.jnt_qposadr[w.model.body_jntadr[w.things[name].body_id]]
     w.data.qpos[adr:adr + 3] += offset
     mujoco.mj_forward(w.model, w.data)
+
+
+def kitchen_with(extra: str, where: str) -> str:
+    """The kitchen's text with one more object of class ``extra`` on the counter (``where`` =
+    "counter"), or one more piece of furniture (``where`` = "furniture") at a location of its own."""
+    text = KITCHEN.read_text().replace("cup:0\n", f"cup:0\n{extra}:0\n", 1)
+    if where == "counter":
+        text = text.replace("on cup:0 counter:0", f"on cup:0 counter:0\non {extra}:0 counter:0")
+        return text.replace("counter0 counter:0 cup:0", f"counter0 counter:0 cup:0 {extra}:0")
+    return text.replace("END-LOCATIONS", f"{extra}0 {extra}:0\nEND-LOCATIONS")
+
+
+def holding_the_bottle(text: str) -> Skills:
+    text = (text.replace("cup:0\n", "cup:0\nbottle:0\n", 1)
+            .replace("liquid_in water:0 bucket:0", "liquid_in water:0 bottle:0\non bottle:0 counter:0")
+            .replace("counter0 counter:0 cup:0", "counter0 counter:0 cup:0 bottle:0"))
+    sk = Skills(build_world(parse_scene_text(text)))
+    assert sk.navigate("counter0", near="bottle0").success and sk.grasp("bottle0").success
+    return sk
+
+
+def test_the_tilt_keeps_the_bottle_and_the_hand_clear_of_a_wine_glass():
+    """A wine glass is 20 cm tall with an 8 cm mouth: tilted 4 cm above its rim, the bottle's
+    side (sunk in the grip as it turned) met the rim and the glass fell off the counter."""
+    sk = holding_the_bottle(kitchen_with("wine_glass", "counter"))
+    w = sk.world
+    assert sk.navigate("counter0", near="wine_glass0").success
+    glass_at = w.position("wine_glass0").copy()
+    out = fill(sk, "bottle0", "water0", "wine_glass0")
+    assert out.success, out.reason
+    assert w.liquids["wine_glass0"]["water0"] > 0.0
+    assert np.linalg.norm(w.position("wine_glass0") - glass_at) < 0.01 and w.rotation("wine_glass0")[2, 2] > 0.99
+
+
+def test_water_poured_into_a_sink_goes_in_over_its_walls():
+    """A sink's rim is the top of its walls (18 cm above its basin's floor): aimed 5 cm above the
+    floor, the bottle and the hand went into the basin and the arm met the wall."""
+    sk = holding_the_bottle(kitchen_with("sink", "furniture"))
+    assert sk.navigate("sink0").success
+    out = fill(sk, "bottle0", "water0", "sink0")
+    assert out.success, out.reason
+    assert sk.world.liquids["sink0"]["water0"] > 0.0 and sk.holding("bottle0")
+
+
+def test_a_wide_target_is_aimed_at_its_centre_then_at_its_part_nearest_the_robot():
+    """A pan's centre 0.64 m ahead is beyond the arm with a cup held upright above it; the mouth
+    may be anywhere over its opening, so the near part of it is tried next (inside its edge)."""
+    sk = Skills(build_world(parse_scene_text(kitchen_with("pan", "counter"))))
+    w = sk.world
+    assert sk.navigate("counter0", near="pan0").success
+    centre, near = pouring._aims(sk, "pan0")
+    assert np.allclose(centre, w.site("pan0/inner")[0])
+    base = w.base_pose()
+    assert np.hypot(near[0] - base.x, near[1] - base.y) < np.hypot(centre[0] - base.x, centre[1] - base.y) - 0.05
+    local = w.site("pan0/inner")[1].T @ (near - centre)
+    assert np.all(np.abs(local[:2]) <= w.site("pan0/inner")[2][:2] - pouring.AIM_INSET + 1e-9)
+    assert len(pouring._aims(sk, "cup0")) == 1       # a cup's opening is aimed at its centre only

@@ -4,6 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import mujoco  # noqa: F401 - required (requirements/physics.txt): a broken install fails here, never skips
+import numpy as np
 
 from affplan_ros.core.files.scene_io import parse_scene_text
 from affplan_ros.core.goals.extraction import parse_goal
@@ -57,6 +58,37 @@ def test_a_wet_sponge_drawn_over_the_table_cleans_it_a_dry_one_does_not():
     result = wipe(sk, "sponge0", "table0", along="table0")
     assert result.success, result.reason
     assert result.details["strokes"] >= 2 and w.cleaned == {"table0"} and sk.holding("sponge0")
+
+
+def test_the_sponge_wipes_with_its_face_level_and_a_light_press(monkeypatch):
+    """Leaning with the hand to reach, the sponge met the table with one edge; driven 2 cm into
+    it, it was pushed up and turned between the pads. It wipes level now, pressed a centimetre
+    below where it first touched, and stays where the pads hold it."""
+    sk = kitchen()
+    w = sk.world
+    assert sk.navigate("counter0", near="sponge0").success and sk.grasp("sponge0").success
+    assert sk.navigate("table0").success
+    w.wet.add("sponge0")
+    side = sk.holding("sponge0")
+
+    def in_hand() -> np.ndarray:
+        tcp, rot, _ = w.site(f"{side}_tcp")
+        return rot.T @ (w.position("sponge0") - tcp)
+
+    held_at, tilts = in_hand(), []
+    follow = sk.control.follow
+
+    def watched(*args, **kwargs):
+        out = follow(*args, **kwargs)
+        if "table0" in w.contacts("sponge0"):
+            tilts.append(float(w.rotation("sponge0")[2, 2]))
+        return out
+
+    monkeypatch.setattr(sk.control, "follow", watched)
+    result = wipe(sk, "sponge0", "table0", along="table0")
+    assert result.success and result.details["strokes"] == 3, result.reason
+    assert tilts and min(tilts) > 0.98                       # its face on the table, not an edge
+    assert np.linalg.norm(in_hand() - held_at) < 0.005       # not pushed along the pads
 
 
 def test_a_planned_chop_step_runs_the_motion_and_the_goal_is_read_from_the_physics():
