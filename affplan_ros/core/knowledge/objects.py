@@ -35,6 +35,9 @@ class ObjectProperties:
     articulation: str = ""                               # "" | door | drawer | lid
     grasp: str = ""                                      # "" | top | rim | handle (see GRASPS)
     handle: Optional[tuple[float, float]] = None         # grasp handle: [length along x, width]
+    # A liquid's closed bottle, for a scene that puts the liquid itself on a place (SayCan's
+    # "water" is a water bottle on the table, not water in a container): what is carried then.
+    bottled: Optional["ObjectProperties"] = None
 
     def fits_into(self, container: "ObjectProperties") -> bool:
         """Whether this object can go into ``container``: its two smallest dimensions pass the
@@ -78,11 +81,17 @@ def _vector(value, what: str) -> tuple[float, float, float]:
 def _properties(entry, what: str) -> ObjectProperties:
     if not isinstance(entry, Mapping):
         raise ConfigError(f"{what} must be a mapping (size, mass, shape, ...), not {entry!r}")
-    unknown = set(entry) - {"size", "mass", "shape", "inner", "liquid", "fixed", "articulation", "grasp", "handle"}
+    unknown = set(entry) - {"size", "mass", "shape", "inner", "liquid", "fixed", "articulation", "grasp", "handle",
+                           "bottled"}
     if unknown:
         raise ConfigError(f"{what}: unknown field(s) {', '.join(sorted(unknown))}")
     if entry.get("liquid"):
-        return ObjectProperties(liquid=True)
+        bottled = _properties(entry["bottled"], f"{what}: bottled") if "bottled" in entry else None
+        if bottled is not None and (bottled.liquid or bottled.fixed):
+            raise ConfigError(f"{what}: bottled must be a carryable thing, not a liquid or furniture")
+        return ObjectProperties(liquid=True, bottled=bottled)
+    if "bottled" in entry:
+        raise ConfigError(f"{what}: bottled is only for liquids")
     shape = str(entry.get("shape", "box"))
     if shape not in SHAPES:
         raise ConfigError(f"{what}: shape must be one of {', '.join(SHAPES)}, not {shape!r}")

@@ -468,12 +468,21 @@ class _Builder:
                 else:
                     self.humans[name] = self.scene.location_of(name)
                     self.things[name] = Thing(name, obj.class_name, props, ThingKind.AGENT)
+            elif props.liquid and self._bottled(name, props):
+                # The scene puts the liquid itself on a place: it is its closed bottle there.
+                self.things[name] = Thing(name, obj.class_name, props.bottled, ThingKind.OBJECT)  # type: ignore[arg-type]
             elif props.liquid:
                 self.things[name] = Thing(name, obj.class_name, props, ThingKind.LIQUID)
             elif props.fixed:
                 self.things[name] = Thing(name, obj.class_name, props, ThingKind.FURNITURE)
             else:
                 self.things[name] = Thing(name, obj.class_name, props, ThingKind.OBJECT)
+
+    def _bottled(self, name: str, props: ObjectProperties) -> bool:
+        """Whether the liquid ``name`` is carried as its closed bottle: the scene sets it on or in
+        a place, or lists it at a location, and no container holds it (``liquid_in``)."""
+        placed = name in self.on or name in self.inside or self.scene.location_of(name) is not None
+        return props.bottled is not None and name not in self.liquid_in and placed
 
     def _support_of(self, name: str) -> Optional[tuple[str, str]]:
         """(support, "top" | "inner") for a carryable object, or None when it stands on the floor."""

@@ -131,3 +131,45 @@ def test_two_handle_tools_pack_head_to_tail_where_their_boxes_would_not():
     assert _free_spot(surf, [(0.0, 0.0, 0.6, 0.15)]) is None
     assert _free_spot(surf, _pack_parts(broom, 0.0)) is None
     assert _free_spot(surf, _pack_parts(broom, 3.141592653589793)) is not None
+
+
+SAYCAN_TABLE = """SCENE-DESCRIPTION
+OBJECTS
+table:0
+water:0
+water:1
+bottle:0
+robot:0
+END-OBJECTS
+RELATIONS
+on water:0 table:0
+on bottle:0 table:0
+liquid_in water:1 bottle:0
+at robot:0 table:0
+END-RELATIONS
+LOCATIONS
+table0 table:0 water:0 bottle:0 robot:0
+END-LOCATIONS
+"""
+
+
+def test_water_set_on_a_table_is_a_closed_bottle_and_water_in_a_bottle_a_liquid():
+    # SayCan's "water" stands on the table as a water bottle (the robot carries it); AutoGPT+P's
+    # water is in a container. Before, water0 was a liquid with no container and no body at all.
+    from affplan_ros.sim.physics.relations import Anchors, read_relations
+    from affplan_ros.sim.physics.skills import Skills
+
+    scene = parse_scene_text(SAYCAN_TABLE)
+    w = build_world(scene)
+    water = w.things["water0"]
+    assert water.kind == ThingKind.OBJECT and water.props.size == (0.065, 0.065, 0.205) and water.props.mass == 0.52
+    assert abs(float(w.model.body_mass[water.body_id]) - 0.52) < 1e-6
+    assert w.resting_on("water0", "table0")
+    assert w.things["water1"].kind == ThingKind.LIQUID and w.liquids["bottle0"]["water1"] > 0
+    sk = Skills(w)
+    atoms = read_relations(w, sk, scene, Anchors.of(scene))
+    assert ("on", "water0", "table0") in atoms and ("liquid_in", "water1", "bottle0") in atoms
+    assert sk.navigate("table0", near="water0").success
+    grasped = sk.grasp("water0")
+    assert grasped.success, grasped.reason
+    assert ("inhand", "water0", "robot0") in read_relations(w, sk, scene, Anchors.of(scene))
