@@ -29,7 +29,7 @@ import copy
 import time
 from dataclasses import dataclass, field
 from enum import Enum
-from math import atan2, cos, pi, sin
+from math import atan2, cos, pi, sin, sqrt
 from typing import Callable, Iterable, Optional
 
 import mujoco
@@ -47,6 +47,7 @@ from affplan_ros.sim.physics.bodies import (
     grip_name,
     grip_xml,
     handle_parts,
+    hollow_of,
     human_xml,
     object_geometry,
     object_xml,
@@ -607,10 +608,20 @@ class _Builder:
             return True
         top = self.surfaces.get((surf.owner, "top"))
         if top is not None and top is not surf:
-            # Too large for the container's floor: it rests across the rim (a banana on a bowl).
+            # Too large for the container's floor: it rests across the rim (a banana on a bowl),
+            # beside what already lies across it where the rim still bears it at both ends (two
+            # bananas lie side by side across a 20 cm bowl), else on top of it.
             self.warnings.append(f"{name}: does not fit inside {surf.owner}; resting on its rim")
-            self.poses[name] = (top.cx, top.cy, top.z + top.stack + h / 2 + 0.005, surf.yaw)
-            top.stack += h + 0.005
+            parts = _pack_parts(props, 0.0)
+            v = _rim_spot(top, parts, self.things[surf.owner].props)
+            if v is None:
+                self.poses[name] = (top.cx, top.cy, top.z + top.stack + h / 2 + 0.005, surf.yaw)
+                top.stack += h + 0.005
+                return True
+            z = top.z + h / 2 + 0.005
+            top.taken.extend((du, v + dv, hu, hv, z + h / 2) for du, dv, hu, hv in parts)
+            top.stack = max(top.stack, h + 0.005)
+            self.poses[name] = (top.cx - sin(top.yaw) * v, top.cy + cos(top.yaw) * v, z, surf.yaw)
             return True
         # No free spot: stand it on the middle, on top of the highest thing it would overlap there
         # (not inside it: the physics would shove them apart), and say so.
@@ -692,6 +703,35 @@ def _is_long(props: ObjectProperties) -> bool:
     return max(props.size[0], props.size[1]) >= LONG_OBJECT
 
 
+def _rim_spot(top: _Surface, parts: list[tuple[float, float, float, float]],
+              container: ObjectProperties) -> Optional[float]:
+    """Where across a container's rim (``top``) something too long for its floor lies: the offset
+    v across its length (along the surface's y) nearest the middle, 1 cm steps, where it is clear
+    of what already lies across (``PACK_GAP``) and still longer than the opening there, so the rim
+    bears both its ends; None where there is no such place."""
+    half_len = min(du + hu for du, _, hu, _ in parts)
+    inner = hollow_of(container)
+    ri = inner[0] / 2 if inner is not None else 0.0
+    step, k = 0.01, 0
+    while k * step <= top.hy:
+        for v in ((k * step, -k * step) if k else (0.0,)):
+            edge = max(abs(v + dv) + hv for _, dv, _, hv in parts)
+            if edge > top.hy + 1e-9:
+                continue
+            # Half the opening's width where the object's outer edge crosses it (a round one's chord).
+            opening = (sqrt(max(ri * ri - edge * edge, 0.0)) if container.shape == "cylinder" else ri)
+            if half_len >= opening + 0.005 and _is_free(top, parts, 0.0, v):
+                return v
+        k += 1
+    return None
+
+
+def _is_free(surf: _Surface, parts: list[tuple[float, float, float, float]], u: float, v: float) -> bool:
+    """Whether rectangles ``parts`` about (u, v) keep ``PACK_GAP`` from everything on ``surf``."""
+    return all(abs(u + du - tu) >= hu + thu + PACK_GAP or abs(v + dv - tv) >= hv + thv + PACK_GAP
+               for du, dv, hu, hv in parts for tu, tv, thu, thv, _ in surf.taken)
+
+
 def _free_spot(surf: _Surface, parts: list[tuple[float, float, float, float]],
                from_back: bool = False) -> Optional[tuple[float, float]]:
     """Surface coordinates (u along the width, v towards the front) of the free spot nearest the
@@ -717,8 +757,7 @@ def _free_spot(surf: _Surface, parts: list[tuple[float, float, float, float]],
         vs.reverse()
 
     def free(u: float, v: float) -> bool:
-        return all(abs(u + du - tu) >= hu + thu + PACK_GAP or abs(v + dv - tv) >= hv + thv + PACK_GAP
-                   for du, dv, hu, hv in parts for tu, tv, thu, thv, _ in surf.taken)
+        return _is_free(surf, parts, u, v)
 
     for v in vs:
         for u in us:

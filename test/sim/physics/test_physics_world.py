@@ -173,3 +173,19 @@ def test_water_set_on_a_table_is_a_closed_bottle_and_water_in_a_bottle_a_liquid(
     grasped = sk.grasp("water0")
     assert grasped.success, grasped.reason
     assert ("inhand", "water0", "robot0") in read_relations(w, sk, scene, Anchors.of(scene))
+
+
+def test_two_bananas_in_a_bowl_lie_side_by_side_across_its_rim():
+    # A 20 cm banana does not lie flat on a 20 cm bowl's floor; two of them lie across its rim
+    # side by side, each borne by the rim. Stacked one on the other (as before), taking the lower
+    # one lifted both, and the upper one was then in no bowl.
+    scene = parse_scene_text(
+        "OBJECTS\ntable:0\nbowl:0\nbanana:0\nbanana:1\nrobot:0\nEND-OBJECTS\nRELATIONS\non bowl:0 table:0\n"
+        "in banana:0 bowl:0\nin banana:1 bowl:0\nat robot:0 table:0\nEND-RELATIONS\nLOCATIONS\n"
+        "table0 table:0 bowl:0 banana:0 banana:1 robot:0\nEND-LOCATIONS\n")
+    w = build_world(scene)
+    for banana in ("banana0", "banana1"):
+        assert w.contacts(banana) == {"bowl0"}, (banana, w.contacts(banana))
+        assert w.resting_on(banana, "bowl0") and w.rotation(banana)[2, 2] > 0.99
+    apart = w.position("banana0")[:2] - w.position("banana1")[:2]
+    assert 0.06 < float((apart ** 2).sum() ** 0.5) < 0.09
