@@ -189,3 +189,19 @@ def test_two_bananas_in_a_bowl_lie_side_by_side_across_its_rim():
         assert w.resting_on(banana, "bowl0") and w.rotation(banana)[2, 2] > 0.99
     apart = w.position("banana0")[:2] - w.position("banana1")[:2]
     assert 0.06 < float((apart ** 2).sum() ** 0.5) < 0.09
+
+
+def test_a_counter_with_mop_broom_pan_pot_and_watering_can_holds_them_all():
+    # dirty.txt's counter: packed long things first and then in scene order, the pan, pot and paper
+    # towel left no 40 cm stretch for the watering can, which was stacked on the broom and mop.
+    # Largest first, everything stands on the counter itself.
+    things = ("cloth", "bottle_opener", "broom", "mop", "pan", "paper_towel", "pot", "tape", "watering_can",
+              "sponge")    # in the scene's order, which is the order they were packed in
+    scene = parse_scene_text(
+        "OBJECTS\ncounter:0\nrobot:0\n" + "".join(f"{t}:0\n" for t in things) + "END-OBJECTS\nRELATIONS\n"
+        + "".join(f"on {t}:0 counter:0\n" for t in things) + "at robot:0 counter:0\nEND-RELATIONS\nLOCATIONS\n"
+        "counter0 counter:0 robot:0 " + " ".join(f"{t}:0" for t in things) + "\nEND-LOCATIONS\n")
+    w = build_world(scene)
+    assert not [m for m in w.warnings if "counter0" in m], w.warnings
+    for t in things:
+        assert w.contacts(f"{t}0") == {"counter0"}, (t, w.contacts(f"{t}0"))
