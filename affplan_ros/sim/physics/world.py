@@ -300,8 +300,21 @@ class PhysicsWorld:
         return self.data.site(f"{person}/hand_{hand}").xpos.copy()
 
     def held_in(self, person: str) -> dict[str, str]:
-        """What ``person`` holds: hand -> object (from the active grips)."""
-        return {self.grip_hands[obj]: obj for obj, who in self.grips.items() if who == person}
+        """What ``person`` holds: hand -> object (from the active grips; of two in one hand, the
+        first taken)."""
+        out: dict[str, str] = {}
+        for obj, who in self.grips.items():
+            if who == person:
+                out.setdefault(self.grip_hands[obj], obj)
+        return out
+
+    def held_by_hand(self, person: str) -> dict[str, list[str]]:
+        """Everything ``person`` holds: hand -> the objects in it, in the order taken."""
+        out: dict[str, list[str]] = {}
+        for obj, who in self.grips.items():
+            if who == person:
+                out.setdefault(self.grip_hands[obj], []).append(obj)
+        return out
 
     def free_hand(self, person: str) -> Optional[str]:
         """A hand of ``person`` that holds nothing, or None if both are full."""
@@ -314,10 +327,11 @@ class PhysicsWorld:
         self.data.mocap_pos[self.model.body_mocapid[body]] = np.asarray(point, float)
         mujoco.mj_forward(self.model, self.data)
 
-    def grip(self, person: str, obj: str, hand: str = PERSON_HANDS[0]) -> None:
+    def grip(self, person: str, obj: str, hand: str = PERSON_HANDS[0], beside: bool = False) -> None:
         """``person``'s ``hand`` closes on ``obj`` as they are now: the weld's reference pose is set to
-        their present relative pose, then the weld is switched on. A hand holds one thing."""
-        if self.held_in(person).get(hand, obj) != obj:
+        their present relative pose, then the weld is switched on. A hand holds one thing, or with
+        ``beside`` a second one next to it (whether both fit one hand, ``handover`` decides)."""
+        if not beside and self.held_in(person).get(hand, obj) != obj:
             raise ValueError(f"{person}'s {hand} hand already holds {self.held_in(person)[hand]}")
         eq = self.model.equality(grip_name(person, hand, obj)).id
         body_hand, body = self.data.body(f"{person}/hand_{hand}"), self.data.body(obj)
