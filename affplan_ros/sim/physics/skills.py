@@ -153,7 +153,8 @@ class Skills:
         lateral = 0.0
         if near is not None and near in self.world.things and self.world.things[near].body_id >= 0:
             point = self.world.position(near)
-            if self.world.things[near].props.handle is not None and self.holding(near) is None:
+            props = self.world.things[near].props
+            if (props.handle is not None or props.top_handle is not None) and self.holding(near) is None:
                 # Opposite where the hand takes it: a mop's handle near its head, not its middle.
                 point = self.grasp_candidates(near)[0][0].target
         if point is not None:

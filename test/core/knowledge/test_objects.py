@@ -48,6 +48,8 @@ def test_every_class_of_the_kitchen_oam_has_a_size_and_liquids_have_none(table):
     ("classes: {cup: {handle: [0.1, 0.02]}}", "only for grasp: handle"),
     ("classes: {cup: {bottled: {size: [0.06, 0.06, 0.2]}}}", "bottled is only for liquids"),
     ("classes: {water: {liquid: true, bottled: {liquid: true}}}", "bottled must be a carryable thing"),
+    ("classes: {can: {size: [0.4, 0.15, 0.2], grasp: top_handle}}", "needs top_handle: [length, width]"),
+    ("classes: {can: {top_handle: [0.14, 0.025]}}", "only for grasp: top_handle"),
     ("classes: [cup]", "expected a mapping with `classes:`"),
     ("classes: {cup: {size: [1, 1, 1]}", "is not valid YAML"),
 ])

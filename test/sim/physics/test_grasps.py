@@ -125,3 +125,19 @@ def test_soft_things_and_a_snack_bag_as_they_lie_ready_are_taken_and_rise_with_t
         grasp_and_lift(sk, name)
         # Still upright: the bag was not knocked over by a pad coming down on it.
         assert sk.world.rotation(name)[2, 2] > 0.9, name
+
+
+def test_a_watering_can_is_carried_by_its_top_handle_and_hangs_level():
+    # The can is 15 cm across: before, the only grasp was a "rim" of its 5.5 cm thick side (none
+    # where the knife had turned it: too_large). A real can is carried by the handle over its body,
+    # and it hangs level from it (the handle sits over the centre of mass).
+    sk = table_scene("watering_can:0")
+    w = sk.world
+    bar = w.model.geom("watering_can0/handle").id
+    width, _, target = sk.top_down_grasp("watering_can0")
+    assert abs(width - 0.025) < 1e-6 and abs(target[2] - w.data.geom_xpos[bar][2]) < 1e-3
+    result = grasp_and_lift(sk, "watering_can0")
+    side = result.details["side"]
+    assert sk._pads_on(sk._pads(side), bar)                       # both pads on the bar itself
+    w.step(w.steps(1.0))
+    assert held(sk, "watering_can0", side) and w.rotation("watering_can0")[2, 2] > 0.995
