@@ -210,8 +210,19 @@ class Skills:
                 continue
             carry = self._carry_pose(side)
             if carry is not None:
+                self._carry_round(side, carry)
                 targets.update(carry)
         return self.control.follow([targets])
+
+    def _carry_round(self, side: str, carry: Mapping[str, float]) -> None:
+        """What the hand holds goes to the carry pose round what is in the way first, where the
+        straight joint-space line (the tuck's) is not clear: a 22 cm bag of chips just lifted from
+        beside a can swept it over on the straight way."""
+        start = self.control.joints()
+        path = self.paths.path(side, start, {**start, **carry}, held=self.held[side])
+        if path is not None and path.planned:
+            self.planned_moves += 1
+            self.control.follow([{j: wp[j] for j in carry} for wp in path.waypoints])
 
     def move_arm(self, side: str, joints: Mapping[str, float], speed_scale: float = 1.0) -> MotionOutcome:
         """Move ``side``'s arm (and the torso, if ``joints`` has it) to ``joints`` clear of
