@@ -361,10 +361,11 @@ def test_the_cloth_on_complex_kitchen4s_crowded_counter_reaches_the_person(share
     assert ex.goal_reached(goal)
 
 
-def test_a_bag_of_chips_lifted_from_beside_a_can_is_carried_round_it_not_through_it():
+def test_a_bag_of_chips_lifted_from_beside_a_can_is_lifted_clear_of_it_before_the_tuck():
     # SayCan's counter (in the scene's order; with the water bottle a body, the lime soda stands
     # 3 cm beside the jalapeno chips): the tuck after the grasp swung the 22 cm bag straight to the
-    # carry pose and knocked the can over; round it, the can stays standing.
+    # carry pose and knocked the can over (it lay on its side 10 cm off); lifted clear first, the
+    # can is left as it stood.
     things = ("7up", "tea", "multigrain_chips", "jalapeno_chips", "water", "apple", "lime_soda")
     scene = parse_scene_text(
         "OBJECTS\n" + "".join(f"{t}:0\n" for t in things[:4]) + "counter:0\n" + "".join(f"{t}:0\n" for t in things[4:])
@@ -379,6 +380,5 @@ def test_a_bag_of_chips_lifted_from_beside_a_can_is_carried_round_it_not_through
     tuck = sk._tuck()
     assert tuck.ok
     w.step(w.steps(0.5))
-    # (Straight, it lay on its side 10 cm off; round, at most brushed by the servos' tracking.)
-    assert w.rotation("lime_soda0")[2, 2] > 0.99 and np.linalg.norm(w.position("lime_soda0") - can) < 0.02
+    assert w.rotation("lime_soda0")[2, 2] > 0.99 and np.linalg.norm(w.position("lime_soda0") - can) < 0.005
     assert held_by_contact(sk, "jalapeno_chips0", sk.holding("jalapeno_chips0"))
