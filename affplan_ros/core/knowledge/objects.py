@@ -19,7 +19,9 @@ ARTICULATIONS = ("door", "drawer", "lid")
 # How a parallel gripper takes it from above: "" (the default) across its narrowest side, or by
 # its wall when it is a container wider than the gripper; rim: by its raised rim (a plate); handle:
 # across its handle (``handle`` gives the handle's length and width; the rest is the head).
-GRASPS = ("", "top", "rim", "handle")
+# top_handle: across a handle bar over its top (``top_handle`` gives the bar's length and width;
+# a watering can's, carried by it as a person carries one).
+GRASPS = ("", "top", "rim", "handle", "top_handle")
 # An object in a container may be at most this many times the container's depth long (see fits_into).
 STICK_OUT = 3.0
 
@@ -35,6 +37,10 @@ class ObjectProperties:
     articulation: str = ""                               # "" | door | drawer | lid
     grasp: str = ""                                      # "" | top | rim | handle (see GRASPS)
     handle: Optional[tuple[float, float]] = None         # grasp handle: [length along x, width]
+    top_handle: Optional[tuple[float, float]] = None     # grasp top_handle: the bar's [length along x, width]
+    # A liquid's closed bottle, for a scene that puts the liquid itself on a place (SayCan's
+    # "water" is a water bottle on the table, not water in a container): what is carried then.
+    bottled: Optional["ObjectProperties"] = None
 
     def fits_into(self, container: "ObjectProperties") -> bool:
         """Whether this object can go into ``container``: its two smallest dimensions pass the
@@ -78,11 +84,17 @@ def _vector(value, what: str) -> tuple[float, float, float]:
 def _properties(entry, what: str) -> ObjectProperties:
     if not isinstance(entry, Mapping):
         raise ConfigError(f"{what} must be a mapping (size, mass, shape, ...), not {entry!r}")
-    unknown = set(entry) - {"size", "mass", "shape", "inner", "liquid", "fixed", "articulation", "grasp", "handle"}
+    unknown = set(entry) - {"size", "mass", "shape", "inner", "liquid", "fixed", "articulation", "grasp", "handle",
+                           "bottled", "top_handle"}
     if unknown:
         raise ConfigError(f"{what}: unknown field(s) {', '.join(sorted(unknown))}")
     if entry.get("liquid"):
-        return ObjectProperties(liquid=True)
+        bottled = _properties(entry["bottled"], f"{what}: bottled") if "bottled" in entry else None
+        if bottled is not None and (bottled.liquid or bottled.fixed):
+            raise ConfigError(f"{what}: bottled must be a carryable thing, not a liquid or furniture")
+        return ObjectProperties(liquid=True, bottled=bottled)
+    if "bottled" in entry:
+        raise ConfigError(f"{what}: bottled is only for liquids")
     shape = str(entry.get("shape", "box"))
     if shape not in SHAPES:
         raise ConfigError(f"{what}: shape must be one of {', '.join(SHAPES)}, not {shape!r}")
@@ -109,8 +121,18 @@ def _properties(entry, what: str) -> ObjectProperties:
         handle = (float(value[0]), float(value[1]))
     elif "handle" in entry:
         raise ConfigError(f"{what}: handle is only for grasp: handle")
+    top_handle = None
+    if grasp == "top_handle":
+        value = entry.get("top_handle")
+        if not isinstance(value, (list, tuple)) or len(value) != 2 or not all(
+                isinstance(v, (int, float)) and 0 < v for v in value) or value[0] > size[0] or value[1] > size[1]:
+            raise ConfigError(f"{what}: grasp top_handle needs top_handle: [length, width] within the size, "
+                              f"not {value!r}")
+        top_handle = (float(value[0]), float(value[1]))
+    elif "top_handle" in entry:
+        raise ConfigError(f"{what}: top_handle is only for grasp: top_handle")
     return ObjectProperties(size=size, mass=mass, shape=shape, inner=inner, fixed=bool(entry.get("fixed", False)),
-                            articulation=articulation, grasp=grasp, handle=handle)
+                            articulation=articulation, grasp=grasp, handle=handle, top_handle=top_handle)
 
 
 def load_object_table(path: Union[str, Path, None] = None) -> ObjectTable:

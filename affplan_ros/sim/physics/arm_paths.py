@@ -193,6 +193,20 @@ class ArmPathPlanner:
         waypoints[-1] = dict(goal)
         return ArmPath(waypoints, planned=True, seconds=time.perf_counter() - t0, checks=query.checks)
 
+    def straight_clear(self, side: str, start: Mapping[str, float], goal: Mapping[str, float],
+                       held: Optional[str] = None) -> Optional[bool]:
+        """Whether the straight joint-space line from ``start`` to ``goal`` is clear (as ``path``
+        checks it); None when the goal itself is not (no line to it is)."""
+        query = self._query(side, start, goal, held)
+        self._load()
+        self._pose(query, start)
+        query.excused = self._touching(query)
+        a = np.array([start[j] for j in query.names])
+        b = np.array([goal[j] for j in query.names])
+        if not self._valid(query, b):
+            return None
+        return self._segment_clear(query, a, b)
+
     def _rrt_connect(self, query: _Query, a: np.ndarray, b: np.ndarray, max_checks: int) -> Optional[list[np.ndarray]]:
         """RRT-Connect (Kuffner and LaValle, 2000): two trees, from the start and from the goal,
         each extended one step towards a random sample and then greedily towards the other

@@ -17,7 +17,8 @@ height, not on the floor.
 Carryable objects are free bodies: a primitive (box, cylinder, sphere), or for containers a
 hollow shape (a floor and walls; a cylinder's wall is an octagon of boxes) so things go inside;
 a plate (``grasp: rim``) is a dish, a floor with a low lip round it (what a gripper takes it by);
-a ``grasp: handle`` object is a handle and a head (a hammer), not its bounding box.
+a ``grasp: handle`` object is a handle and a head (a hammer), not its bounding box; a
+``grasp: top_handle`` object has a handle bar on two posts over its top (a watering can).
 Lids (``articulation: lid``) are not bodies: whether a lid is closed is Python state of the world.
 
 Every support surface is marked by a box site named ``<name>/top`` or ``<name>/inner`` (size = half
@@ -339,6 +340,25 @@ def handle_parts(props: ObjectProperties) -> list[tuple[tuple[float, float, floa
             ((length / 2, 0.0, 0.0), ((sx - length) / 2, sy / 2, sz / 2))]
 
 
+HANDLE_CLEARANCE = 0.04   # m under a top handle's bar, above the body: room for fingers (a hand's, a gripper's pads)
+HANDLE_INSET = 0.02       # m from the body's back end (-x) to the handle's rear post
+HANDLE_POST = 0.015       # m: the posts that hold the bar, along x
+
+
+def top_handle_parts(props: ObjectProperties) -> list[tuple[tuple[float, float, float], tuple[float, float, float]]]:
+    """(centre, half extents) in the body frame of a ``grasp: top_handle`` object's bar and the two
+    posts it stands on: the bar runs along x from ``HANDLE_INSET`` inside the back end, its
+    underside ``HANDLE_CLEARANCE`` above the top (above the size, which is the body's)."""
+    assert props.top_handle is not None
+    sx, _, sz = props.size
+    length, width = props.top_handle
+    x0 = -sx / 2 + HANDLE_INSET
+    bar = ((x0 + length / 2, 0.0, sz / 2 + HANDLE_CLEARANCE + width / 2), (length / 2, width / 2, width / 2))
+    posts = [((x, 0.0, sz / 2 + HANDLE_CLEARANCE / 2), (HANDLE_POST / 2, width / 2, HANDLE_CLEARANCE / 2))
+             for x in (x0 + HANDLE_POST / 2, x0 + length - HANDLE_POST / 2)]
+    return [bar, *posts]
+
+
 def object_geometry(props: ObjectProperties) -> ObjectGeometry:
     sx, sy, sz = props.size
     if props.shape == "sphere":
@@ -366,6 +386,10 @@ def object_geometry(props: ObjectProperties) -> ObjectGeometry:
         # Uniform density: the centre of mass lies between the handle's middle and the head.
         vols = [(c[0], h[0] * h[1] * h[2]) for c, h in handle_parts(props)]
         com = (sum(x * v for x, v in vols) / sum(v for _, v in vols), 0.0, 0.0)
+    elif props.top_handle is not None:
+        # A carrying handle is made to sit over the centre of mass, so the thing hangs level from it
+        # (a watering can's body is behind the middle of its length; the spout in front is light).
+        com = (top_handle_parts(props)[0][0][0], 0.0, 0.0)
     return ObjectGeometry(top, inner, half, hollow, wall, com)
 
 
@@ -410,6 +434,9 @@ def object_xml(name: str, class_name: str, props: ObjectProperties, pos: tuple[f
             for s in (-1, 1):
                 parts.append(_box((s * (sx / 2 - tx / 2), 0, bottom / 2), (tx / 2, sy / 2, wall_h), attrs))
                 parts.append(_box((0, s * (sy / 2 - ty / 2), bottom / 2), (sx / 2 - tx, ty / 2, wall_h), attrs))
+    if props.top_handle is not None:
+        for k, (centre, half) in enumerate(top_handle_parts(props)):
+            parts.append(_box(centre, half, attrs, f"{name}/handle" if k == 0 else ""))
     hx, hy, hz = geo.half
     m = props.mass
     # Inertia of the bounding box: the shapes are near enough for task-level physics.

@@ -10,7 +10,8 @@ size in the object table (``grasp`` in core/knowledge/data/objects.yaml):
 * ``rim``: a container wider than the gripper standing upright, or a plate (``grasp: rim``): the
   fingers straddle its wall or lip, the wall nearest the robot first, then its neighbours;
 * ``handle``: across the handle, nearest the centre of mass first (a hammer's head is wider
-  than the gripper, its handle is not).
+  than the gripper, its handle is not);
+* ``top_handle``: across the bar of a handle over its top, between its posts (a watering can).
 
 Finger room: opened fully, each pad comes down beside the object to the grasp height and closes
 towards it. A candidate where a pad would come down on, or close onto, something else (another
@@ -26,7 +27,7 @@ from typing import Optional
 
 import numpy as np
 
-from affplan_ros.sim.physics.bodies import handle_parts, object_geometry, vertical_half
+from affplan_ros.sim.physics.bodies import HANDLE_POST, handle_parts, object_geometry, top_handle_parts, vertical_half
 from affplan_ros.sim.physics.robot import PAD_HALF
 from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind
 
@@ -69,6 +70,8 @@ def grasp_points(world: PhysicsWorld, obj: str, base: BasePose, max_width: float
     top, bottom = pos[2] + hz, pos[2] - hz
     if props.handle is not None and abs(rot[2, 0]) < 0.5:
         return _handle_points(world, obj, pos, rot)
+    if props.top_handle is not None and rot[2, 2] > 0.9:
+        return _top_handle_points(world, obj, pos, rot)
     horizontal = [i for i in range(3) if abs(rot[2, i]) < 0.5] or [int(np.argmin(np.abs(rot[2, :])))]
     axes = sorted(horizontal, key=lambda i: half[i])
     if geo.hollow is not None and rot[2, 2] > 0.9 and (2 * half[axes[0]] > max_width or props.grasp == "rim"):
@@ -128,6 +131,19 @@ def _handle_points(world: PhysicsWorld, obj: str, pos: np.ndarray, rot: np.ndarr
         z = max(point[2], point[2] + hz - 0.045, point[2] - hz + TIP_CLEARANCE)
         out.append(Grasp(2 * hh[1], yaw, np.array([point[0], point[1], z]), "handle"))
     return out
+
+
+def _top_handle_points(world: PhysicsWorld, obj: str, pos: np.ndarray, rot: np.ndarray) -> list[Grasp]:
+    """Across the bar of a handle over the top (a watering can standing upright), the pads at the
+    bar's height between its posts, at points nearest the centre of mass first."""
+    props = world.things[obj].props
+    (bc, bh), *_ = top_handle_parts(props)
+    lo = bc[0] - bh[0] + HANDLE_POST + PAD_HALF[2] + 0.005
+    hi = bc[0] + bh[0] - HANDLE_POST - PAD_HALF[2] - 0.005
+    com = object_geometry(props).com[0]
+    xs = sorted(np.arange(lo, hi + 1e-9, ALONG_STEP / 2), key=lambda x: abs(x - com))[:MAX_POINTS]
+    yaw = atan2(rot[1, 1], rot[0, 1])
+    return [Grasp(2 * bh[1], yaw, pos + rot @ np.array([x, 0.0, bc[2]]), "handle") for x in xs]
 
 
 def _rim_points(world: PhysicsWorld, obj: str, base: BasePose, top: float, bottom: float) -> list[Grasp]:

@@ -5,8 +5,11 @@ The person is outside the robot, so it is modelled, not simulated as a body with
 cooperative person standing still who reaches out with a free hand (one of two mocap hands that
 touch nothing) to where the robot presents something within their reach, and closes that hand (its
 own weld, ``PhysicsWorld.grip``) only on an object that is really there. What the other hand
-already holds is first brought in to the person's side, out of the arm's way; with both hands
-full nothing more is taken (``HAND_FULL``). The robot does the motion: the
+already holds is first brought in to the person's side, out of the arm's way. With both hands
+full, a hand that holds one small thing takes a second one beside it if both fit one hand
+(``HAND_SPAN_TWO`` across together, ``HAND_LOAD`` together: a soda can and a bag of chips, two
+cans): the person shifts the first to the side of the palm, away from the robot's fingers, and
+brings the hand to the offered one; else nothing more is taken (``HAND_FULL``). The robot does the motion: the
 held object is carried by IK to a point between them, the person grips it, the gripper opens, the
 hand backs off and the arm tucks. The handover succeeded only if afterwards the object hangs in
 the person's hand and the robot's fingers no longer touch it.
@@ -24,7 +27,8 @@ from typing import Optional
 import mujoco
 import numpy as np
 
-from affplan_ros.sim.physics.bodies import PERSON_HAND_HEIGHT, PERSON_HANDS, grip_name
+from affplan_ros.core.knowledge.objects import ObjectProperties
+from affplan_ros.sim.physics.bodies import PERSON_HAND_HEIGHT, PERSON_HANDS, grip_name, object_geometry
 from affplan_ros.sim.physics.robot import ARM_SIDES
 from affplan_ros.sim.physics.skills import LIFT, PRE_GRASP, FailureCode, SkillResult, Skills
 from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind
@@ -43,6 +47,13 @@ REACH_SECONDS = 0.6   # s the person takes to move a held object to where they h
 _ALONG = (0.40, 0.48, 0.56, 0.34)
 OFFER_TURNS = (0.0, pi, pi / 2, -pi / 2)   # rad the hand may turn about the vertical to offer what it holds
 _HEIGHTS = (0.0, 0.1, -0.1)
+# Two things in one hand, side by side, the fingers round both: their narrowest widths together at
+# most 14 cm (an adult's hand is about 19 cm long and spans about 20 cm spread, anthropometric
+# means; two 6.6 cm soda cans, as people carry them, take 13 cm), and together at most 1 kg (a
+# can and a 0.5 l bottle of water: 0.87 kg).
+HAND_SPAN_TWO = 0.14
+HAND_LOAD = 1.0
+BESIDE_GAP = 0.01     # m between two things in one hand (the fingers between them)
 
 
 def handover(skills: Skills, obj: str, person: str) -> SkillResult:
@@ -62,10 +73,15 @@ def _handover(sk: Skills, obj: str, person: str) -> SkillResult:
         sk.held[side] = None
         return sk._fail(FailureCode.SLIPPED, f"{obj} is no longer between the fingers (dropped on the way; it "
                         f"touches {', '.join(sorted(x or 'the floor' for x in w.contacts(obj))) or 'nothing'})")
-    hand = w.free_hand(person)
+    hand, beside = w.free_hand(person), None
     if hand is None:
-        return sk._fail(FailureCode.HAND_FULL, f"{person}'s hands are full (they hold "
-                        f"{' and '.join(sorted(w.held_in(person).values()))})")
+        sharing = _sharing_hand(w, person, obj)
+        if sharing is None:
+            held = sorted(o for objs in w.held_by_hand(person).values() for o in objs)
+            return sk._fail(FailureCode.HAND_FULL, f"{person}'s hands are full (they hold {' and '.join(held)}; "
+                            f"{obj} fits in neither beside what it holds: two things in one hand are at most "
+                            f"{HAND_SPAN_TWO * 100:.0f} cm across and {HAND_LOAD:g} kg together)")
+        hand, beside = sharing
     gap = _gap(w, person_xy)
     if gap > ROBOT_REACH:
         return _too_far(sk, person, gap)
@@ -83,12 +99,18 @@ def _handover(sk: Skills, obj: str, person: str) -> SkillResult:
         return sk._blocked(out, f"holding {obj} out to {person}")
     # The person reaches with the free hand to where they see the object offered, and grips only
     # if it is there.
-    w.reach_out(person, meet, hand)
+    if beside is None:
+        w.reach_out(person, meet, hand)
+    else:
+        stuck = _bring_beside(sk, side, person, hand, beside, obj, meet)
+        if stuck is not None:
+            return sk._fail(FailureCode.BLOCKED, f"{person} could not bring {beside} beside {obj}: it stopped "
+                            f"{stuck * 100:.0f} cm short (something in the way)", distance=stuck)
     miss = float(np.linalg.norm(w.position(obj) - meet))
     if miss > GRIP_DISTANCE:
         return sk._fail(FailureCode.UNREACHABLE, f"{obj} stopped {miss * 100:.0f} cm from {person}'s hand",
                         distance=miss)
-    w.grip(person, obj, hand)
+    w.grip(person, obj, hand, beside=beside is not None)
     sk.control.set_gripper(side, w.spec.max_aperture, 0.4)
     sk.held[side] = None
     _back_off(sk, side, meet - np.array([*person_xy, meet[2]]))
@@ -101,6 +123,64 @@ def _handover(sk: Skills, obj: str, person: str) -> SkillResult:
         return sk._fail(FailureCode.SLIPPED, f"{person} did not keep hold of {obj} (it is {still * 100:.0f} cm "
                         "from where the hand took it)")
     return sk._ok(side=side, meet=meet, person_hand=hand)
+
+
+def _width(props: ObjectProperties) -> float:
+    """The narrowest horizontal width of a thing standing as the table gives it (a ball's, a
+    cylinder's diameter)."""
+    return props.size[0] if props.shape in ("sphere", "cylinder") else min(props.size[0], props.size[1])
+
+
+def _sharing_hand(w: PhysicsWorld, person: str, obj: str) -> Optional[tuple[str, str]]:
+    """(hand, what it holds) of the hand that can take ``obj`` beside the one thing it holds, the
+    narrowest pair first; None where no hand can (``HAND_SPAN_TWO``, ``HAND_LOAD``)."""
+    new = w.things[obj].props
+    options = []
+    for hand, objs in sorted(w.held_by_hand(person).items()):
+        if len(objs) != 1:
+            continue
+        held = w.things[objs[0]].props
+        width = _width(held) + _width(new)
+        if width <= HAND_SPAN_TWO + 1e-9 and held.mass + new.mass <= HAND_LOAD + 1e-9:
+            options.append((width, hand, objs[0]))
+    return (min(options)[1], min(options)[2]) if options else None
+
+
+def _extent(w: PhysicsWorld, name: str, direction: np.ndarray) -> float:
+    """Half the extent of ``name``'s body along the horizontal unit ``direction``, as it lies now."""
+    props = w.things[name].props
+    half = np.array(object_geometry(props).half)
+    rot = w.rotation(name)
+    if props.shape == "sphere" or (props.shape == "cylinder" and abs(rot[2, 2]) > 0.9):
+        return float(half[0])
+    return float(np.abs(rot.T @ direction) @ half)
+
+
+def _bring_beside(sk: Skills, side: str, person: str, hand: str, held: str, obj: str,
+                  meet: np.ndarray) -> Optional[float]:
+    """The person takes a second thing into the ``hand`` that holds ``held``: they shift ``held`` to
+    the side of the palm (the hand moves, ``held`` stays: the weld's offset changes, nothing is
+    pushed), then carry it round to lie beside the offered ``obj`` at ``meet``, across from the
+    robot's fingers (along their pads, not where a finger closes or opens) on the side it comes
+    from, the hand ending at ``meet``. None, or how far ``held`` stopped short (in the way)."""
+    w = sk.world
+    pads = sk._pads(side)
+    closing = w.data.geom_xpos[pads[0]] - w.data.geom_xpos[pads[1]]
+    closing[2] = 0.0
+    closing /= max(float(np.linalg.norm(closing)), 1e-6)
+    along = np.array([-closing[1], closing[0], 0.0])
+    here = w.position(held)
+    if along @ (here - meet) < 0:
+        along = -along
+    offset = (_extent(w, held, along) + _extent(w, obj, along) + BESIDE_GAP) * along
+    eq = w.model.equality(grip_name(person, hand, held)).id
+    rot = w.data.body(f"{person}/hand_{hand}").xmat.reshape(3, 3)
+    w.reach_out(person, here - offset, hand)
+    w.model.eq_data[eq, 3:6] = rot.T @ offset
+    target = meet + offset
+    _carry_held(w, person, held, target)
+    stuck = float(np.linalg.norm(w.position(held) - target))
+    return stuck if stuck > GRIP_DISTANCE else None
 
 
 def _offer_pose(sk: Skills, side: str, person_xy: np.ndarray, offset: np.ndarray,

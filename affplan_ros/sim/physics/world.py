@@ -29,7 +29,7 @@ import copy
 import time
 from dataclasses import dataclass, field
 from enum import Enum
-from math import atan2, cos, pi, sin
+from math import atan2, cos, pi, sin, sqrt
 from typing import Callable, Iterable, Optional
 
 import mujoco
@@ -48,6 +48,7 @@ from affplan_ros.sim.physics.bodies import (
     grip_name,
     grip_xml,
     handle_parts,
+    hollow_of,
     human_xml,
     object_geometry,
     object_xml,
@@ -300,8 +301,21 @@ class PhysicsWorld:
         return self.data.site(f"{person}/hand_{hand}").xpos.copy()
 
     def held_in(self, person: str) -> dict[str, str]:
-        """What ``person`` holds: hand -> object (from the active grips)."""
-        return {self.grip_hands[obj]: obj for obj, who in self.grips.items() if who == person}
+        """What ``person`` holds: hand -> object (from the active grips; of two in one hand, the
+        first taken)."""
+        out: dict[str, str] = {}
+        for obj, who in self.grips.items():
+            if who == person:
+                out.setdefault(self.grip_hands[obj], obj)
+        return out
+
+    def held_by_hand(self, person: str) -> dict[str, list[str]]:
+        """Everything ``person`` holds: hand -> the objects in it, in the order taken."""
+        out: dict[str, list[str]] = {}
+        for obj, who in self.grips.items():
+            if who == person:
+                out.setdefault(self.grip_hands[obj], []).append(obj)
+        return out
 
     def free_hand(self, person: str) -> Optional[str]:
         """A hand of ``person`` that holds nothing, or None if both are full."""
@@ -314,10 +328,11 @@ class PhysicsWorld:
         self.data.mocap_pos[self.model.body_mocapid[body]] = np.asarray(point, float)
         mujoco.mj_forward(self.model, self.data)
 
-    def grip(self, person: str, obj: str, hand: str = PERSON_HANDS[0]) -> None:
+    def grip(self, person: str, obj: str, hand: str = PERSON_HANDS[0], beside: bool = False) -> None:
         """``person``'s ``hand`` closes on ``obj`` as they are now: the weld's reference pose is set to
-        their present relative pose, then the weld is switched on. A hand holds one thing."""
-        if self.held_in(person).get(hand, obj) != obj:
+        their present relative pose, then the weld is switched on. A hand holds one thing, or with
+        ``beside`` a second one next to it (whether both fit one hand, ``handover`` decides)."""
+        if not beside and self.held_in(person).get(hand, obj) != obj:
             raise ValueError(f"{person}'s {hand} hand already holds {self.held_in(person)[hand]}")
         eq = self.model.equality(grip_name(person, hand, obj)).id
         body_hand, body = self.data.body(f"{person}/hand_{hand}"), self.data.body(obj)
@@ -469,12 +484,21 @@ class _Builder:
                 else:
                     self.humans[name] = self.scene.location_of(name)
                     self.things[name] = Thing(name, obj.class_name, props, ThingKind.AGENT)
+            elif props.liquid and self._bottled(name, props):
+                # The scene puts the liquid itself on a place: it is its closed bottle there.
+                self.things[name] = Thing(name, obj.class_name, props.bottled, ThingKind.OBJECT)  # type: ignore[arg-type]
             elif props.liquid:
                 self.things[name] = Thing(name, obj.class_name, props, ThingKind.LIQUID)
             elif props.fixed:
                 self.things[name] = Thing(name, obj.class_name, props, ThingKind.FURNITURE)
             else:
                 self.things[name] = Thing(name, obj.class_name, props, ThingKind.OBJECT)
+
+    def _bottled(self, name: str, props: ObjectProperties) -> bool:
+        """Whether the liquid ``name`` is carried as its closed bottle: the scene sets it on or in
+        a place, or lists it at a location, and no container holds it (``liquid_in``)."""
+        placed = name in self.on or name in self.inside or self.scene.location_of(name) is not None
+        return props.bottled is not None and name not in self.liquid_in and placed
 
     def _support_of(self, name: str) -> Optional[tuple[str, str]]:
         """(support, "top" | "inner") for a carryable object, or None when it stands on the floor."""
@@ -548,14 +572,31 @@ class _Builder:
             # Something had to be stacked: pack those surfaces again with the long things (a mop, a
             # broom) first; laid down after the rest, they find no room left between small things.
             self.surfaces, self.poses, self.warnings = copy.deepcopy(saved[0]), dict(saved[1]), list(saved[2])
-            self._place_objects(crowded)
+            still = self._place_objects(crowded)
+            if still:
+                # Still stacked: the big things next, largest footprint first, and the small ones in
+                # the gaps left (dirty.txt's counter: the watering can found no 40 cm stretch left
+                # between a pan, a paper towel and a broom's head). Kept only where it stacks nothing.
+                second = (copy.deepcopy(self.surfaces), dict(self.poses), list(self.warnings))
+                self.surfaces, self.poses, self.warnings = copy.deepcopy(saved[0]), dict(saved[1]), list(saved[2])
+                if self._place_objects(crowded, largest_first=still):
+                    self.surfaces, self.poses, self.warnings = second
 
-    def _place_objects(self, long_first: set[tuple[str, str]]) -> set[tuple[str, str]]:
+    def _place_objects(self, long_first: set[tuple[str, str]],
+                       largest_first: frozenset[tuple[str, str]] | set[tuple[str, str]] = frozenset()
+                       ) -> set[tuple[str, str]]:
         """Place every object not placed yet, those long ones on a ``long_first`` surface before the
-        rest; returns the surfaces on which something found no free spot."""
+        rest, then on a ``largest_first`` surface the others by footprint, largest first; returns
+        the surfaces on which something found no free spot."""
         crowded: set[tuple[str, str]] = set()
         pending = [n for n, t in self.things.items() if t.kind == ThingKind.OBJECT and n not in self.poses]
-        pending.sort(key=lambda n: not (_is_long(self.things[n].props) and self._support_of(n) in long_first))
+
+        def order(n: str) -> tuple[bool, float]:
+            support, props = self._support_of(n), self.things[n].props
+            area = _footprint(props)[0] * _footprint(props)[1] if support in largest_first else 0.0
+            return not (_is_long(props) and support in long_first), -area
+
+        pending.sort(key=order)
         while pending:
             progress = False
             for name in list(pending):
@@ -599,10 +640,20 @@ class _Builder:
             return True
         top = self.surfaces.get((surf.owner, "top"))
         if top is not None and top is not surf:
-            # Too large for the container's floor: it rests across the rim (a banana on a bowl).
+            # Too large for the container's floor: it rests across the rim (a banana on a bowl),
+            # beside what already lies across it where the rim still bears it at both ends (two
+            # bananas lie side by side across a 20 cm bowl), else on top of it.
             self.warnings.append(f"{name}: does not fit inside {surf.owner}; resting on its rim")
-            self.poses[name] = (top.cx, top.cy, top.z + top.stack + h / 2 + 0.005, surf.yaw)
-            top.stack += h + 0.005
+            parts = _pack_parts(props, 0.0)
+            v = _rim_spot(top, parts, self.things[surf.owner].props)
+            if v is None:
+                self.poses[name] = (top.cx, top.cy, top.z + top.stack + h / 2 + 0.005, surf.yaw)
+                top.stack += h + 0.005
+                return True
+            z = top.z + h / 2 + 0.005
+            top.taken.extend((du, v + dv, hu, hv, z + h / 2) for du, dv, hu, hv in parts)
+            top.stack = max(top.stack, h + 0.005)
+            self.poses[name] = (top.cx - sin(top.yaw) * v, top.cy + cos(top.yaw) * v, z, surf.yaw)
             return True
         # No free spot: stand it on the middle, on top of the highest thing it would overlap there
         # (not inside it: the physics would shove them apart), and say so.
@@ -684,6 +735,35 @@ def _is_long(props: ObjectProperties) -> bool:
     return max(props.size[0], props.size[1]) >= LONG_OBJECT
 
 
+def _rim_spot(top: _Surface, parts: list[tuple[float, float, float, float]],
+              container: ObjectProperties) -> Optional[float]:
+    """Where across a container's rim (``top``) something too long for its floor lies: the offset
+    v across its length (along the surface's y) nearest the middle, 1 cm steps, where it is clear
+    of what already lies across (``PACK_GAP``) and still longer than the opening there, so the rim
+    bears both its ends; None where there is no such place."""
+    half_len = min(du + hu for du, _, hu, _ in parts)
+    inner = hollow_of(container)
+    ri = inner[0] / 2 if inner is not None else 0.0
+    step, k = 0.01, 0
+    while k * step <= top.hy:
+        for v in ((k * step, -k * step) if k else (0.0,)):
+            edge = max(abs(v + dv) + hv for _, dv, _, hv in parts)
+            if edge > top.hy + 1e-9:
+                continue
+            # Half the opening's width where the object's outer edge crosses it (a round one's chord).
+            opening = (sqrt(max(ri * ri - edge * edge, 0.0)) if container.shape == "cylinder" else ri)
+            if half_len >= opening + 0.005 and _is_free(top, parts, 0.0, v):
+                return v
+        k += 1
+    return None
+
+
+def _is_free(surf: _Surface, parts: list[tuple[float, float, float, float]], u: float, v: float) -> bool:
+    """Whether rectangles ``parts`` about (u, v) keep ``PACK_GAP`` from everything on ``surf``."""
+    return all(abs(u + du - tu) >= hu + thu + PACK_GAP or abs(v + dv - tv) >= hv + thv + PACK_GAP
+               for du, dv, hu, hv in parts for tu, tv, thu, thv, _ in surf.taken)
+
+
 def _free_spot(surf: _Surface, parts: list[tuple[float, float, float, float]],
                from_back: bool = False) -> Optional[tuple[float, float]]:
     """Surface coordinates (u along the width, v towards the front) of the free spot nearest the
@@ -709,8 +789,7 @@ def _free_spot(surf: _Surface, parts: list[tuple[float, float, float, float]],
         vs.reverse()
 
     def free(u: float, v: float) -> bool:
-        return all(abs(u + du - tu) >= hu + thu + PACK_GAP or abs(v + dv - tv) >= hv + thv + PACK_GAP
-                   for du, dv, hu, hv in parts for tu, tv, thu, thv, _ in surf.taken)
+        return _is_free(surf, parts, u, v)
 
     for v in vs:
         for u in us:

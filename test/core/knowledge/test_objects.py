@@ -31,6 +31,8 @@ def test_every_class_of_the_kitchen_oam_has_a_size_and_liquids_have_none(table):
     missing = sorted(c for c in load_oam().classes() if c not in table)
     assert missing == []
     assert table.get("water").liquid and not table.get("water").fits_into(table.get("bottle"))
+    bottle = table.get("water").bottled      # SayCan's water bottle on the table
+    assert bottle is not None and not bottle.liquid and bottle.size == (0.065, 0.065, 0.205)
     assert table.get("refrigerator").fixed and table.get("refrigerator").articulation == "door"
     assert table.get("unknown_thing") == table.default
 
@@ -44,6 +46,10 @@ def test_every_class_of_the_kitchen_oam_has_a_size_and_liquids_have_none(table):
     ("classes: {cup: {grasp: suction}}", "grasp must be one of"),
     ("classes: {hammer: {size: [0.3, 0.1, 0.03], grasp: handle}}", "needs handle: [length, width]"),
     ("classes: {cup: {handle: [0.1, 0.02]}}", "only for grasp: handle"),
+    ("classes: {cup: {bottled: {size: [0.06, 0.06, 0.2]}}}", "bottled is only for liquids"),
+    ("classes: {water: {liquid: true, bottled: {liquid: true}}}", "bottled must be a carryable thing"),
+    ("classes: {can: {size: [0.4, 0.15, 0.2], grasp: top_handle}}", "needs top_handle: [length, width]"),
+    ("classes: {can: {top_handle: [0.14, 0.025]}}", "only for grasp: top_handle"),
     ("classes: [cup]", "expected a mapping with `classes:`"),
     ("classes: {cup: {size: [1, 1, 1]}", "is not valid YAML"),
 ])

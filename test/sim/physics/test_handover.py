@@ -199,3 +199,56 @@ def test_two_handovers_fill_both_hands_a_third_is_refused_and_either_hand_gives_
     assert back.success, back.reason
     assert world.grips == {"cup0": "human0"} and sk.holding("sponge0") is not None
     assert world.free_hand("human0") == sponge_hand and world.held_in("human0") == {world.grip_hands["cup0"]: "cup0"}
+
+
+SODAS = """OBJECTS
+table:0
+counter:0
+coke:0
+7up:0
+lime_soda:0
+pepsi:0
+sprite:0
+human:0
+robot:0
+END-OBJECTS
+RELATIONS
+on coke:0 counter:0
+on 7up:0 counter:0
+on lime_soda:0 counter:0
+on pepsi:0 counter:0
+on sprite:0 counter:0
+at human:0 table:0
+at robot:0 counter:0
+END-RELATIONS
+LOCATIONS
+table0 table:0
+counter0 counter:0 coke:0 7up:0 lime_soda:0 pepsi:0 sprite:0
+END-LOCATIONS
+"""
+
+
+def test_with_both_hands_full_a_hand_takes_a_second_can_beside_its_first_but_not_a_third():
+    # SayCan's "bring me a fruit, a soda and a bag of chips": a person holds two cans in one hand
+    # (13 cm across together); before, a third thing for two full hands always failed as hand_full.
+    ex = PhysicsExecutor(parse_scene_text(SODAS))
+    sk, world = ex.skills, ex.world
+    assert sk.navigate("human0").success
+    for can in ("coke0", "7up0", "lime_soda0", "pepsi0"):
+        assert sk.start_holding(can).success
+        given = handover(sk, can, "human0")
+        assert given.success, (can, given.reason)
+    hands = world.held_by_hand("human0")
+    assert sorted(len(objs) for objs in hands.values()) == [2, 2]
+    world.step(world.steps(1.0))
+    rel = ex.relations()
+    for objs in hands.values():
+        first, second = objs
+        assert not world.contacts(first) and not world.contacts(second)     # side by side, apart
+        assert 0.066 < np.linalg.norm(world.position(first) - world.position(second)) < 0.1
+        assert {("inhand", first, "human0"), ("inhand", second, "human0")} <= rel
+    # Two cans in each hand: a fifth is not taken, the robot keeps it.
+    assert sk.start_holding("sprite0").success
+    fifth = handover(sk, "sprite0", "human0")
+    assert not fifth.success and fifth.code == FailureCode.HAND_FULL and "14 cm" in fifth.reason
+    assert sk.holding("sprite0") is not None and "sprite0" not in world.grips

@@ -460,3 +460,26 @@ def test_a_cup_goes_into_the_dishwashers_pulled_out_rack_from_above():
     result = sk.putin("coffee_cup0", "dishwasher0", along="dishwasher0")
     assert result.success, result.reason
     assert sk.inside("coffee_cup0", "dishwasher0") and w.position("coffee_cup0")[2] > 0.4
+
+
+def test_a_bag_of_chips_lifted_from_beside_a_can_is_lifted_clear_of_it_before_the_tuck():
+    # SayCan's counter (in the scene's order; with the water bottle a body, the lime soda stands
+    # 3 cm beside the jalapeno chips): the tuck after the grasp swung the 22 cm bag straight to the
+    # carry pose and knocked the can over (it lay on its side 10 cm off); lifted clear first, the
+    # can is left as it stood.
+    things = ("7up", "tea", "multigrain_chips", "jalapeno_chips", "water", "apple", "lime_soda")
+    scene = parse_scene_text(
+        "OBJECTS\n" + "".join(f"{t}:0\n" for t in things[:4]) + "counter:0\n" + "".join(f"{t}:0\n" for t in things[4:])
+        + "robot:0\nEND-OBJECTS\nRELATIONS\n" + "".join(f"on {t}:0 counter:0\n" for t in things)
+        + "at robot:0 counter:0\nEND-RELATIONS\nLOCATIONS\ncounter0 counter:0 robot:0 "
+        + " ".join(f"{t}:0" for t in things) + "\nEND-LOCATIONS\n")
+    sk = Skills(build_world(scene))
+    w = sk.world
+    can = w.position("lime_soda0")
+    assert sk.navigate("counter0", near="jalapeno_chips0").success
+    assert sk.grasp("jalapeno_chips0").success
+    tuck = sk._tuck()
+    assert tuck.ok
+    w.step(w.steps(0.5))
+    assert w.rotation("lime_soda0")[2, 2] > 0.99 and np.linalg.norm(w.position("lime_soda0") - can) < 0.005
+    assert held_by_contact(sk, "jalapeno_chips0", sk.holding("jalapeno_chips0"))

@@ -131,3 +131,77 @@ def test_two_handle_tools_pack_head_to_tail_where_their_boxes_would_not():
     assert _free_spot(surf, [(0.0, 0.0, 0.6, 0.15)]) is None
     assert _free_spot(surf, _pack_parts(broom, 0.0)) is None
     assert _free_spot(surf, _pack_parts(broom, 3.141592653589793)) is not None
+
+
+SAYCAN_TABLE = """SCENE-DESCRIPTION
+OBJECTS
+table:0
+water:0
+water:1
+bottle:0
+robot:0
+END-OBJECTS
+RELATIONS
+on water:0 table:0
+on bottle:0 table:0
+liquid_in water:1 bottle:0
+at robot:0 table:0
+END-RELATIONS
+LOCATIONS
+table0 table:0 water:0 bottle:0 robot:0
+END-LOCATIONS
+"""
+
+
+def test_water_set_on_a_table_is_a_closed_bottle_and_water_in_a_bottle_a_liquid():
+    # SayCan's "water" stands on the table as a water bottle (the robot carries it); AutoGPT+P's
+    # water is in a container. Before, water0 was a liquid with no container and no body at all.
+    from affplan_ros.sim.physics.relations import Anchors, read_relations
+    from affplan_ros.sim.physics.skills import Skills
+
+    scene = parse_scene_text(SAYCAN_TABLE)
+    w = build_world(scene)
+    water = w.things["water0"]
+    assert water.kind == ThingKind.OBJECT and water.props.size == (0.065, 0.065, 0.205) and water.props.mass == 0.52
+    assert abs(float(w.model.body_mass[water.body_id]) - 0.52) < 1e-6
+    assert w.resting_on("water0", "table0")
+    assert w.things["water1"].kind == ThingKind.LIQUID and w.liquids["bottle0"]["water1"] > 0
+    sk = Skills(w)
+    atoms = read_relations(w, sk, scene, Anchors.of(scene))
+    assert ("on", "water0", "table0") in atoms and ("liquid_in", "water1", "bottle0") in atoms
+    assert sk.navigate("table0", near="water0").success
+    grasped = sk.grasp("water0")
+    assert grasped.success, grasped.reason
+    assert ("inhand", "water0", "robot0") in read_relations(w, sk, scene, Anchors.of(scene))
+
+
+def test_two_bananas_in_a_bowl_lie_side_by_side_across_its_rim():
+    # A 20 cm banana does not lie flat on a 20 cm bowl's floor; two of them lie across its rim
+    # side by side, each borne by the rim. Stacked one on the other (as before), taking the lower
+    # one lifted both, and the upper one was then in no bowl.
+    scene = parse_scene_text(
+        "OBJECTS\ntable:0\nbowl:0\nbanana:0\nbanana:1\nrobot:0\nEND-OBJECTS\nRELATIONS\non bowl:0 table:0\n"
+        "in banana:0 bowl:0\nin banana:1 bowl:0\nat robot:0 table:0\nEND-RELATIONS\nLOCATIONS\n"
+        "table0 table:0 bowl:0 banana:0 banana:1 robot:0\nEND-LOCATIONS\n")
+    w = build_world(scene)
+    for banana in ("banana0", "banana1"):
+        assert w.contacts(banana) == {"bowl0"}, (banana, w.contacts(banana))
+        assert w.resting_on(banana, "bowl0") and w.rotation(banana)[2, 2] > 0.99
+    apart = w.position("banana0")[:2] - w.position("banana1")[:2]
+    assert 0.06 < float((apart ** 2).sum() ** 0.5) < 0.09
+
+
+def test_a_counter_with_mop_broom_pan_pot_and_watering_can_holds_them_all():
+    # dirty.txt's counter: packed long things first and then in scene order, the pan, pot and paper
+    # towel left no 40 cm stretch for the watering can, which was stacked on the broom and mop.
+    # Largest first, everything stands on the counter itself.
+    things = ("cloth", "bottle_opener", "broom", "mop", "pan", "paper_towel", "pot", "tape", "watering_can",
+              "sponge")    # in the scene's order, which is the order they were packed in
+    scene = parse_scene_text(
+        "OBJECTS\ncounter:0\nrobot:0\n" + "".join(f"{t}:0\n" for t in things) + "END-OBJECTS\nRELATIONS\n"
+        + "".join(f"on {t}:0 counter:0\n" for t in things) + "at robot:0 counter:0\nEND-RELATIONS\nLOCATIONS\n"
+        "counter0 counter:0 robot:0 " + " ".join(f"{t}:0" for t in things) + "\nEND-LOCATIONS\n")
+    w = build_world(scene)
+    assert not [m for m in w.warnings if "counter0" in m], w.warnings
+    for t in things:
+        assert w.contacts(f"{t}0") == {"counter0"}, (t, w.contacts(f"{t}0"))
