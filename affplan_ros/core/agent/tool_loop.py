@@ -336,7 +336,8 @@ class ToolSelectionLoop:
                               + (f"; {'what failed' if failed else 'the last round'}: {last}" if last else ""))
             if call.tool is Tool.ANSWER:
                 rec.seconds = self.clock() - t0
-                rec.result = result.answer = call.argument or ""
+                result.answer = call.argument or ""
+                rec.result = "answered from memory (nothing moved)"
                 self._notify("done", rec)
                 return finish(TaskStop.ANSWERED, result.answer)
             if stopped():
