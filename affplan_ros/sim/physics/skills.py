@@ -42,6 +42,7 @@ from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
 from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, closing, grasp_points, in_the_way, opening
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
+from affplan_ros.sim.physics.rims import drop_points, first_plan
 from affplan_ros.sim.physics.robot import ARM_SIDES, HOME_TORSO, TORSO_JOINT, arm_joints, home_arm
 from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind, approach_pose, side_poses
 
@@ -827,10 +828,14 @@ class Skills:
         centre, _, _ = w.site(w.things[container].inner_site)
         rim = centre[2] + inner_height(w, container) - 0.05
 
-        def plan_drop() -> Optional[tuple[dict, dict, dict]]:
-            return self._plan_descent(side, [(self._tcp_target(obj, side, r, centre, rim, DROP_GAP), r)
-                                             for r in self._holding_rotations(obj, side, centre)],
+        def plan_over(point: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
+            return self._plan_descent(side, [(self._tcp_target(obj, side, r, point, rim, DROP_GAP), r)
+                                             for r in self._holding_rotations(obj, side, point)],
                                       SHORT_APPROACH, SHORT_APPROACH)
+
+        def plan_drop() -> Optional[tuple[dict, dict, dict]]:
+            # Beside what lies across the rim (a hammer across a box), not onto it.
+            return first_plan(drop_points(w, obj, container, rim), plan_over)
 
         plan = plan_drop()
         if plan is None and along is not None and self._navigate(along, container).success:
