@@ -6,7 +6,7 @@ of the opening it would land on the hammer and slide off onto the floor.
 """
 from __future__ import annotations
 
-from typing import Optional
+from typing import Callable, Optional
 
 import numpy as np
 
@@ -89,3 +89,45 @@ def first_plan(points: list[np.ndarray], plan_at) -> Optional[tuple]:
         if found is not None:
             return found
     return None
+
+
+RIM_BEARING = 0.005   # m a thing across a rim reaches past the wall's inner face at each end (world._rim_spot)
+
+
+def dish_spots(world: PhysicsWorld, dish: str, mine: tuple[float, float],
+               clear: Callable[[float, float], bool], step: float = 0.01) -> list[tuple[float, float, float]]:
+    """Where on a round dish whose well leaves no ``ROUND_ROOM`` round a long thing (a 22 cm
+    dinner knife on a 26 cm plate, its well 22.4 cm across the wall's flats) it lies, its middle
+    over the dish's: in the well where it still fits inside the wall, else across the rim, each
+    end borne ``RIM_BEARING`` past the wall, as a knife lies across a plate. (u, v, height above
+    the well's floor) in the frame of the dish's top site, nearest the middle first, where
+    ``clear(u, v)`` (on the floor where any is); none for anything but a dish (a container takes
+    things inside instead)."""
+    thing = world.things.get(dish)
+    if thing is None or thing.kind != ThingKind.OBJECT or thing.props.shape != "cylinder" \
+            or thing.props.inner is not None:
+        return []
+    geo = object_geometry(thing.props)
+    if geo.hollow is None:
+        return []
+    ri = geo.half[0] * np.cos(np.pi / 8) - geo.wall[0]    # the wall's inner flats (bodies.object_xml)
+    along = 0 if mine[0] >= mine[1] else 1
+    half_len, half_wid = mine[along], mine[1 - along]
+    out = []
+    for k in range(int(ri / step) + 1):
+        for off in {k * step, -k * step}:
+            edge = abs(off) + half_wid
+            if edge >= ri:
+                continue
+            if np.hypot(half_len, edge) <= ri:
+                dz = 0.0                  # inside the wall, on the floor
+            elif half_len >= np.sqrt(ri * ri - edge * edge) + RIM_BEARING:
+                dz = geo.hollow[2]        # across the rim, at its top
+            else:
+                continue                  # would end on the wall's top edge: it would tip in
+            u, v = (0.0, off) if along == 0 else (off, 0.0)
+            if clear(u, v):
+                out.append((u, v, float(dz)))
+    # On the floor where it fits there at all: across the rim towards the side its ends bear on
+    # little of the wall.
+    return [p for p in out if p[2] == 0.0] or out

@@ -42,7 +42,7 @@ from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
 from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, closing, grasp_points, in_the_way, opening
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
-from affplan_ros.sim.physics.rims import drop_points, first_plan
+from affplan_ros.sim.physics.rims import dish_spots, drop_points, first_plan
 from affplan_ros.sim.physics.robot import ARM_SIDES, HOME_TORSO, TORSO_JOINT, arm_joints, home_arm
 from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind, approach_pose, side_poses
 
@@ -904,7 +904,9 @@ class Skills:
             return plans[key]
 
         def plan_spot(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
-            poses = [(self._tcp_target(obj, side, r, spot, centre[2], RELEASE_GAP), r)
+            # Across a dish's rim (rims.dish_spots) it comes down onto the rim's top, not the floor.
+            surface = spot[2] if spot[2] > centre[2] + 0.005 else centre[2]
+            poses = [(self._tcp_target(obj, side, r, spot, surface, RELEASE_GAP), r)
                      for r in self._holding_rotations(obj, side, spot, lean)]
             # The fingers need room where they open, as where they close (a tall bucket beside the spot).
             if in_the_way(w, obj, poses[0][0], held_width, yaw_now, w.spec.max_aperture,
@@ -1043,11 +1045,14 @@ class Skills:
             n = int(room / 0.03 + 1e-9)
             return sorted({round(k * 0.03, 6) for k in range(-n, n + 1)} | {room, -room}) if room >= 0 else []
 
+        def free(u: float, v: float) -> bool:
+            return all(abs(u - ou) >= mine[0] + ex + gap or abs(v - ov) >= mine[1] + ey + gap
+                       for ou, ov, ex, ey in others)
+
         def scan(room: tuple[float, float], within: Callable[[float, float], bool]) -> None:
             for u in grid(room[0] - mine[0]):
                 for v in grid(room[1] - mine[1]):
-                    if within(u, v) and all(abs(u - ou) >= mine[0] + ex + gap or abs(v - ov) >= mine[1] + ey + gap
-                                            for ou, ov, ex, ey in others):
+                    if within(u, v) and free(u, v):
                         spots.append(centre + rot @ np.array([u, v, 0.0]))
 
         scan((size[0], size[1]), lambda u, v: True)
@@ -1056,6 +1061,10 @@ class Skills:
             # The site is the square inscribed in a round floor: what does not fit it (a banana
             # on a plate) may still lie within the circle, its corners clear of the wall.
             scan((well, well), lambda u, v: np.hypot(abs(u) + mine[0], abs(v) + mine[1]) <= well)
+        if not spots and well is not None:
+            # Too long for a plate's well with room round it (a 22 cm knife): along its middle,
+            # against the wall or across the rim (the spot's height says which).
+            spots = [centre + rot @ np.array(p) for p in dish_spots(w, support, mine, free)]
         sweet = np.array([base.x + 0.5 * np.cos(base.yaw), base.y + 0.5 * np.sin(base.yaw)])
         if side is not None:
             sweet = sweet + self._arm_offset(side)[:2]

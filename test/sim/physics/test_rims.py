@@ -46,3 +46,35 @@ def test_nothing_across_the_rim_drops_over_the_middle():
     centre, _, _ = w.site(w.things["box0"].inner_site)
     points = drop_points(w, "tissue0", "box0", centre[2] + inner_height(w, "box0") - 0.05)
     assert len(points) == 1 and np.allclose(points[0], centre)
+
+
+def test_a_dinner_knife_has_a_place_on_a_plate_along_its_middle():
+    # A 22 cm dinner knife on a 26 cm plate (its well 22.4 cm across the wall's flats): no spot
+    # with ROUND_ROOM round it, but it lies along the middle, on the floor inside the wall.
+    from affplan_ros.sim.physics.bodies import object_geometry
+    from affplan_ros.sim.physics.skills import Skills
+
+    scene = parse_scene_text(
+        "OBJECTS\ntable:0\nplate:0\ndinner_knife:0\nrobot:0\nEND-OBJECTS\nRELATIONS\non plate:0 table:0\n"
+        "on dinner_knife:0 table:0\nat robot:0 table:0\nEND-RELATIONS\nLOCATIONS\n"
+        "table0 table:0 plate:0 dinner_knife:0 robot:0\nEND-LOCATIONS\n")
+    w = build_world(scene)
+    sk = Skills(w)
+    half = object_geometry(w.things["dinner_knife0"].props).half
+    spots = sk._free_spots("plate0", "plate0/top", None, half, w.base_pose(), rotation=np.eye(3))
+    centre, _, _ = w.site("plate0/top")
+    assert spots and np.linalg.norm(spots[0][:2] - centre[:2]) < 0.011 and abs(spots[0][2] - centre[2]) < 1e-3
+
+
+def test_a_kitchen_knife_lies_across_a_plates_rim():
+    # A 30 cm kitchen knife reaches past the plate's wall at both ends: it lies across the rim,
+    # the spot at the rim's top (2.5 cm above the well's floor).
+    from affplan_ros.sim.physics.rims import dish_spots
+
+    scene = parse_scene_text(
+        "OBJECTS\ntable:0\nplate:0\nrobot:0\nEND-OBJECTS\nRELATIONS\non plate:0 table:0\n"
+        "at robot:0 table:0\nEND-RELATIONS\nLOCATIONS\ntable0 table:0 plate:0 robot:0\nEND-LOCATIONS\n")
+    w = build_world(scene)
+    spots = dish_spots(w, "plate0", (0.15, 0.02), lambda u, v: True)
+    assert spots[0] == (0.0, 0.0, spots[0][2]) and abs(spots[0][2] - 0.025) < 1e-6
+    assert dish_spots(w, "plate0", (0.15, 0.02), lambda u, v: False) == []
