@@ -188,11 +188,6 @@ class Skills:
                 return approach_pose(self.world.things[location], self.world.spec, at, PERSON_STANDOFF)
             return self.world.approach_pose(location, at)
 
-        if goal is None:
-            # Where the place to stand is taken (the leaf of a door opened to the side, a person
-            # beside a table), a little to one side along the front, as a person steps aside.
-            goals = [stand(lateral + d) for d in STAND_ASIDE]
-            goal = next((g for g in goals if not segment_clear(self.world, (g.x, g.y), (g.x, g.y), radius)), goals[0])
         tuck = self._tuck()
         if not tuck.ok:
             return self._fail(FailureCode.BLOCKED, f"could not tuck the arms before driving: {tuck.joint} is held "
@@ -206,6 +201,14 @@ class Skills:
         # open door's leaf, and a person driven to, are kept clear.)
         tall = {n: more for n in self._tall_obstacles()
                 if n != location or self.world.things[location].kind == ThingKind.AGENT}
+        if goal is None:
+            # Where the place to stand is taken (the leaf of a door opened to the side, a person
+            # beside a table), a little to one side along the front, as a person steps aside.
+            goals = [stand(lateral + d) for d in STAND_ASIDE]
+            free = [g for g in goals if not segment_clear(self.world, (g.x, g.y), (g.x, g.y), radius)]
+            # (Furniture only: a person is met with the thing held towards them.)
+            furniture = [n for n in tall if getattr(self.world.things.get(n), "kind", None) != ThingKind.AGENT]
+            goal = self._carried_clear(free, furniture) or next(iter(free), goals[0])
         path = plan_base_path(self.world, start, goal, radius, wider=tall) if more > 0 and tall else None
         if path is None and more > 0 and tall:
             path = self._carrying_path(start, goal, radius, list(tall))
@@ -326,6 +329,22 @@ class Skills:
             return None
         path = plan_base_path(self.world, start, goal, radius, carried=turned(goal.yaw), among=among)
         return None if path is None else [BasePose(start.x, start.y, goal.yaw)] + path
+
+    def _carried_clear(self, goals: list[BasePose], among: list[str]) -> Optional[BasePose]:
+        """The first of ``goals`` where what is carried keeps clear of ``among`` (a box carried to
+        the right of the base scraped the open fridge door's leaf as the base arrived in front of
+        the fridge, and was pushed from between the fingers); None where nothing is carried or
+        none of them does (then where the base itself fits, as before)."""
+        discs = self._carried_discs()
+        if not discs or not among:
+            return None
+
+        def turned(yaw: float) -> list[tuple[float, float, float]]:
+            c, s = np.cos(yaw), np.sin(yaw)
+            return [(c * x - s * y, s * x + c * y, r) for x, y, r in discs]
+
+        return next((g for g in goals if segment_clear(self.world, (g.x, g.y), (g.x, g.y), 0.0,
+                                                       carried=turned(g.yaw), among=among) is None), None)
 
     def _carried_discs(self) -> list[tuple[float, float, float]]:
         """Each held thing with the hand holding it as a disc in the base frame: (x, y, radius)."""
