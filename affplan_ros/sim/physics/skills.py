@@ -42,6 +42,7 @@ from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
 from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, closing, grasp_points, in_the_way, opening
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
+from affplan_ros.sim.physics.rims import dish_spots, drop_points, first_plan
 from affplan_ros.sim.physics.robot import ARM_SIDES, HOME_TORSO, TORSO_JOINT, arm_joints, home_arm
 from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind, approach_pose, side_poses
 
@@ -187,11 +188,6 @@ class Skills:
                 return approach_pose(self.world.things[location], self.world.spec, at, PERSON_STANDOFF)
             return self.world.approach_pose(location, at)
 
-        if goal is None:
-            # Where the place to stand is taken (the leaf of a door opened to the side, a person
-            # beside a table), a little to one side along the front, as a person steps aside.
-            goals = [stand(lateral + d) for d in STAND_ASIDE]
-            goal = next((g for g in goals if not segment_clear(self.world, (g.x, g.y), (g.x, g.y), radius)), goals[0])
         tuck = self._tuck()
         if not tuck.ok:
             return self._fail(FailureCode.BLOCKED, f"could not tuck the arms before driving: {tuck.joint} is held "
@@ -205,6 +201,14 @@ class Skills:
         # open door's leaf, and a person driven to, are kept clear.)
         tall = {n: more for n in self._tall_obstacles()
                 if n != location or self.world.things[location].kind == ThingKind.AGENT}
+        if goal is None:
+            # Where the place to stand is taken (the leaf of a door opened to the side, a person
+            # beside a table), a little to one side along the front, as a person steps aside.
+            goals = [stand(lateral + d) for d in STAND_ASIDE]
+            free = [g for g in goals if not segment_clear(self.world, (g.x, g.y), (g.x, g.y), radius)]
+            # (Furniture only: a person is met with the thing held towards them.)
+            furniture = [n for n in tall if getattr(self.world.things.get(n), "kind", None) != ThingKind.AGENT]
+            goal = self._carried_clear(free, furniture) or next(iter(free), goals[0])
         path = plan_base_path(self.world, start, goal, radius, wider=tall) if more > 0 and tall else None
         if path is None and more > 0 and tall:
             path = self._carrying_path(start, goal, radius, list(tall))
@@ -325,6 +329,22 @@ class Skills:
             return None
         path = plan_base_path(self.world, start, goal, radius, carried=turned(goal.yaw), among=among)
         return None if path is None else [BasePose(start.x, start.y, goal.yaw)] + path
+
+    def _carried_clear(self, goals: list[BasePose], among: list[str]) -> Optional[BasePose]:
+        """The first of ``goals`` where what is carried keeps clear of ``among`` (a box carried to
+        the right of the base scraped the open fridge door's leaf as the base arrived in front of
+        the fridge, and was pushed from between the fingers); None where nothing is carried or
+        none of them does (then where the base itself fits, as before)."""
+        discs = self._carried_discs()
+        if not discs or not among:
+            return None
+
+        def turned(yaw: float) -> list[tuple[float, float, float]]:
+            c, s = np.cos(yaw), np.sin(yaw)
+            return [(c * x - s * y, s * x + c * y, r) for x, y, r in discs]
+
+        return next((g for g in goals if segment_clear(self.world, (g.x, g.y), (g.x, g.y), 0.0,
+                                                       carried=turned(g.yaw), among=among) is None), None)
 
     def _carried_discs(self) -> list[tuple[float, float, float]]:
         """Each held thing with the hand holding it as a disc in the base frame: (x, y, radius)."""
@@ -827,10 +847,14 @@ class Skills:
         centre, _, _ = w.site(w.things[container].inner_site)
         rim = centre[2] + inner_height(w, container) - 0.05
 
-        def plan_drop() -> Optional[tuple[dict, dict, dict]]:
-            return self._plan_descent(side, [(self._tcp_target(obj, side, r, centre, rim, DROP_GAP), r)
-                                             for r in self._holding_rotations(obj, side, centre)],
+        def plan_over(point: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
+            return self._plan_descent(side, [(self._tcp_target(obj, side, r, point, rim, DROP_GAP), r)
+                                             for r in self._holding_rotations(obj, side, point)],
                                       SHORT_APPROACH, SHORT_APPROACH)
+
+        def plan_drop() -> Optional[tuple[dict, dict, dict]]:
+            # Beside what lies across the rim (a hammer across a box), not onto it.
+            return first_plan(drop_points(w, obj, container, rim), plan_over)
 
         plan = plan_drop()
         if plan is None and along is not None and self._navigate(along, container).success:
@@ -899,7 +923,9 @@ class Skills:
             return plans[key]
 
         def plan_spot(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
-            poses = [(self._tcp_target(obj, side, r, spot, centre[2], RELEASE_GAP), r)
+            # Across a dish's rim (rims.dish_spots) it comes down onto the rim's top, not the floor.
+            surface = spot[2] if spot[2] > centre[2] + 0.005 else centre[2]
+            poses = [(self._tcp_target(obj, side, r, spot, surface, RELEASE_GAP), r)
                      for r in self._holding_rotations(obj, side, spot, lean)]
             # The fingers need room where they open, as where they close (a tall bucket beside the spot).
             if in_the_way(w, obj, poses[0][0], held_width, yaw_now, w.spec.max_aperture,
@@ -1038,11 +1064,14 @@ class Skills:
             n = int(room / 0.03 + 1e-9)
             return sorted({round(k * 0.03, 6) for k in range(-n, n + 1)} | {room, -room}) if room >= 0 else []
 
+        def free(u: float, v: float) -> bool:
+            return all(abs(u - ou) >= mine[0] + ex + gap or abs(v - ov) >= mine[1] + ey + gap
+                       for ou, ov, ex, ey in others)
+
         def scan(room: tuple[float, float], within: Callable[[float, float], bool]) -> None:
             for u in grid(room[0] - mine[0]):
                 for v in grid(room[1] - mine[1]):
-                    if within(u, v) and all(abs(u - ou) >= mine[0] + ex + gap or abs(v - ov) >= mine[1] + ey + gap
-                                            for ou, ov, ex, ey in others):
+                    if within(u, v) and free(u, v):
                         spots.append(centre + rot @ np.array([u, v, 0.0]))
 
         scan((size[0], size[1]), lambda u, v: True)
@@ -1051,6 +1080,10 @@ class Skills:
             # The site is the square inscribed in a round floor: what does not fit it (a banana
             # on a plate) may still lie within the circle, its corners clear of the wall.
             scan((well, well), lambda u, v: np.hypot(abs(u) + mine[0], abs(v) + mine[1]) <= well)
+        if not spots and well is not None:
+            # Too long for a plate's well with room round it (a 22 cm knife): along its middle,
+            # against the wall or across the rim (the spot's height says which).
+            spots = [centre + rot @ np.array(p) for p in dish_spots(w, support, mine, free)]
         sweet = np.array([base.x + 0.5 * np.cos(base.yaw), base.y + 0.5 * np.sin(base.yaw)])
         if side is not None:
             sweet = sweet + self._arm_offset(side)[:2]
