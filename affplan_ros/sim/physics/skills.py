@@ -39,6 +39,7 @@ import numpy as np
 from affplan_ros.sim.physics.arm_paths import MAX_CHECKS, ArmPathPlanner
 from affplan_ros.sim.physics.bodies import object_geometry
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
+from affplan_ros.sim.physics.edge_grasp import edge_grasp, held_by_edge, is_flat_and_wide
 from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, closing, grasp_points, in_the_way, opening
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
@@ -54,6 +55,7 @@ CARRY_LIFTS = 3         # at most this many times
 SHORT_APPROACH = 0.06   # m: approach and lift where the full ones are out of reach (a tall object's top)
 DROP_GAP = 0.04         # m between a dropped object's bottom and the bin's rim when the hand opens
 RELEASE_GAP = 0.01      # m between the object's bottom and the support when the gripper opens
+EDGE_RELEASE_GAP = 0.02  # the same held by an edge: the lower finger (1.2 cm thick) is under it
 # m kept between the base and obstacles when driving: the tucked hands stick out ~6 cm past the
 # base (its radius is 0.27 m), so the disc that must stay clear is 0.34 m.
 CLEARANCE = 0.07
@@ -288,7 +290,9 @@ class Skills:
         rot_base = self.world.rotation_to_base(rot, base)
         yaw = atan2(rot_base[1, 1], rot_base[0, 1])
         seed = {**self.control.joints(), TORSO_JOINT: HOME_TORSO}
-        r = self.ik.solve(side, np.array([CARRY[0], sign * CARRY[1], CARRY[2]]), top_down_rotation(yaw), seed,
+        # A flat thing held by its edge is carried level, the hand level too (it would hang down).
+        hand = horizontal_rotation(0.0, fingers_vertical=True) if held_by_edge(self, side) else top_down_rotation(yaw)
+        r = self.ik.solve(side, np.array([CARRY[0], sign * CARRY[1], CARRY[2]]), hand, seed,
                           use_torso=False)
         return {j: r.joints[j] for j in arm_joints(side)} if r.success else None
 
@@ -385,6 +389,8 @@ class Skills:
             return self._fail(FailureCode.HAND_FULL, "both hands are full")
         candidates = self.grasp_candidates(obj)
         width, target = candidates[0][0].width, candidates[0][0].target
+        if is_flat_and_wide(self, obj, width):
+            return edge_grasp(self, obj, source, free)    # a book: slid to the edge, taken by it
         if width > w.spec.max_aperture - 0.01:
             return self._fail(FailureCode.TOO_LARGE, f"{obj} is {width * 100:.0f} cm across its narrowest side; the "
                               f"gripper opens {w.spec.max_aperture * 100:.0f} cm")
@@ -638,11 +644,21 @@ class Skills:
         with the hand); leaning forward too (unless not ``lean``), but a container is kept
         upright (what is in it)."""
         w = self.world
+        if held_by_edge(self, side):    # a book held level by its edge: the hand stays level, turned to the spot
+            return [horizontal_rotation(heading, fingers_vertical=True) for heading in self._headings(side, point)]
         yaw, tcp = self._tcp_yaw(side), w.site(f"{side}_tcp")[0]
         middle = np.linalg.norm((w.position(obj) - tcp)[:2]) < 0.03
         upright = w.things[obj].props.inner is not None or not lean
         return self._hand_rotations(side, point, [yaw, yaw + pi] if middle else [yaw], True,
                                     leans=() if upright else LEANS)
+
+    def _headings(self, side: str, point: np.ndarray) -> list[float]:
+        """Level-hand headings towards ``point``: from the shoulder, and the base's own heading."""
+        w, base = self.world, self.world.base_pose()
+        sy = (-1.0 if side == "r" else 1.0) * w.spec.shoulder_offset_y
+        c, s = np.cos(base.yaw), np.sin(base.yaw)
+        shoulder = (base.x + c * w.spec.torso_x - s * sy, base.y + s * w.spec.torso_x + c * sy)
+        return [atan2(point[1] - shoulder[1], point[0] - shoulder[0]), base.yaw]
 
     def _tcp_target(self, obj: str, side: str, rot: np.ndarray, spot: np.ndarray, surface: float,
                     gap: float) -> np.ndarray:
@@ -807,7 +823,9 @@ class Skills:
             return self._fail(FailureCode.TOO_LARGE, f"{obj} ({2 * foot[0] * 100:.0f} x {2 * foot[1] * 100:.0f} cm as "
                               f"held) does not fit the {2 * size[0] * 100:.0f} x {2 * size[1] * 100:.0f} cm inside "
                               f"of {container}", footprint=foot)
-        result = self._place(obj, container, "inner", along)
+        # A hand level round a book's edge cannot go down inside past the wall: it lets go over the rim.
+        result = self._place(obj, container, "inner", along) if not held_by_edge(self, side) else \
+            self._fail(FailureCode.UNREACHABLE, "held by its edge")
         if result.code in (FailureCode.UNREACHABLE, FailureCode.NO_FREE_SPACE) and thing.kind == ThingKind.OBJECT:
             # The floor of a deep bin is out of reach, or a bowl's floor is taken (a tomato in
             # it): let it drop in from over the rim, as a person throws something away or adds
@@ -899,7 +917,8 @@ class Skills:
             return plans[key]
 
         def plan_spot(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
-            poses = [(self._tcp_target(obj, side, r, spot, centre[2], RELEASE_GAP), r)
+            gap = EDGE_RELEASE_GAP if held_by_edge(self, side) else RELEASE_GAP
+            poses = [(self._tcp_target(obj, side, r, spot, centre[2], gap), r)
                      for r in self._holding_rotations(obj, side, spot, lean)]
             # The fingers need room where they open, as where they close (a tall bucket beside the spot).
             if in_the_way(w, obj, poses[0][0], held_width, yaw_now, w.spec.max_aperture,
