@@ -14,7 +14,7 @@ the pads' contacts, as the top-down grasp is judged.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import atan2
+from math import atan2, pi
 from typing import TYPE_CHECKING, Optional
 
 import numpy as np
@@ -132,7 +132,7 @@ def _stroke_plans(sk: "PhysicsSkills", obj: str, side: str, plan: EdgePlan) -> O
             end = start + (part * plan.pull + room) * plan.normal
             pts = [start + np.array([0.0, 0.0, RAISE]), start] + _steps(start, end, 6) + \
                 [end + np.array([0.0, 0.0, RAISE])]
-            found = next((j for rot in sk._hand_rotations(side, start, [yaw], False)
+            found = next((j for rot in sk._hand_rotations(side, start, [yaw, yaw + pi], False)
                           if (j := _line(sk, side, pts, rot)) is not None), None)
             if found is not None:
                 return found
