@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from affplan_ros.sim.physics.skills import PhysicsSkills, SkillResult
 
 FLAT_FRACTION = 0.5     # a thing at most this fraction of the aperture thick counts as flat
-OVERHANG = 0.065        # m it is pulled out over the near edge: the pads are 6 cm long
+OVERHANG = 0.075        # m it is pulled out over the near edge: the 6 cm pads on it, tips 5 mm clear
 MIN_OVERHANG = 0.04     # m at least (a narrow keyboard keeps its centre of mass over the support)
-COM_MARGIN = 0.03       # m its centre of mass stays inside the support's edge
+COM_MARGIN = 0.02       # m its centre of mass stays inside the support's edge
 HOOK_BEHIND = PAD_HALF[2] + 0.012   # m from the far edge to the TCP: the closed fingers' half width + room
 HOOK_HEIGHT = 0.012     # m of the fingertips over the support when they pull (under a 3 cm edge)
 TIP_CLEAR = 0.005       # m between the pads' tips and the support's edge when they pinch
@@ -42,7 +42,7 @@ PRESS = 0.006           # m the fingertips are pressed into the top when they dr
 PRESS_AT = (0.04, 0.08, 0.12, 0.16)   # m in from the far edge where the fingertips may press
 STROKES = 3             # pulls at most
 STEP_BACK = (0.0, 0.1, 0.2, 0.3)   # m the base may step back from the support for the level hand
-DONE = 0.02             # m short of the overhang that is near enough (4.5 cm of the pads on it)
+DONE = 0.01             # m short of the overhang that is near enough
 
 
 @dataclass(frozen=True)

@@ -290,11 +290,19 @@ class Skills:
         rot_base = self.world.rotation_to_base(rot, base)
         yaw = atan2(rot_base[1, 1], rot_base[0, 1])
         seed = {**self.control.joints(), TORSO_JOINT: HOME_TORSO}
-        # A flat thing held by its edge is carried level, the hand level too (it would hang down).
-        hand = horizontal_rotation(0.0, fingers_vertical=True) if held_by_edge(self, side) else top_down_rotation(yaw)
-        r = self.ik.solve(side, np.array([CARRY[0], sign * CARRY[1], CARRY[2]]), hand, seed,
-                          use_torso=False)
-        return {j: r.joints[j] for j in arm_joints(side)} if r.success else None
+        # A flat thing held by its edge is carried level, the hand level too (it would hang down),
+        # pointing in across the robot's front (the level hand pointing straight ahead is beyond
+        # the joint limits there; left where it was, it held a book 60 cm out into the person met).
+        hands = [horizontal_rotation(h, fingers_vertical=True) for h in (-sign * pi / 4, -sign * pi / 8)] \
+            if held_by_edge(self, side) else [top_down_rotation(yaw)]
+        # (a level hand from far out reaches it only from a reaching posture, as ``_solve`` does)
+        seeds = [seed] + [{**seed, **dict(zip(arm_joints(side), _READY[side]))}] * (len(hands) > 1)
+        for hand in hands:
+            for start in seeds:
+                r = self.ik.solve(side, np.array([CARRY[0], sign * CARRY[1], CARRY[2]]), hand, start, use_torso=False)
+                if r.success:
+                    return {j: r.joints[j] for j in arm_joints(side)}
+        return None
 
     def _carried_reach(self) -> float:
         """How far (m) from the base's centre, horizontally, what the hands hold, and the hands
