@@ -118,7 +118,6 @@ def _stroke_plans(sk: "PhysicsSkills", obj: str, side: str, plan: EdgePlan) -> O
     w = sk.world
     pos = w.position(obj)
     surface = float(plan.edge[2])
-    along = float((pos - plan.edge) @ plan.normal)
     top = float(pos[2] + np.abs(w.rotation(obj)[2, :]) @ np.array(object_geometry(w.things[obj].props).half))
     yaw = atan2(plan.normal[0], -plan.normal[1])    # closing axis along the edge: the thin side pulls
     # (offset from the far edge along the normal, fingertip height)
@@ -126,7 +125,7 @@ def _stroke_plans(sk: "PhysicsSkills", obj: str, side: str, plan: EdgePlan) -> O
     holds = [(-HOOK_BEHIND, surface + HOOK_HEIGHT, HOOK_BEHIND - PAD_HALF[2])] + \
         [(d, top - PRESS, 0.0) for d in PRESS_AT if d < 2 * plan.half_across - 0.02]
     for off, tip, room in holds:
-        p = plan.edge + (along - plan.half_across + off) * plan.normal
+        p = pos + (off - plan.half_across) * plan.normal     # on the line through its centre
         start = np.array([p[0], p[1], tip + PAD_HALF[0]])
         for part in (1.0, 0.66, 0.5, 0.33):
             end = start + (part * plan.pull + room) * plan.normal
@@ -134,6 +133,7 @@ def _stroke_plans(sk: "PhysicsSkills", obj: str, side: str, plan: EdgePlan) -> O
                 [end + np.array([0.0, 0.0, RAISE])]
             found = next((j for rot in sk._hand_rotations(side, start, [yaw, yaw + pi], False)
                           if (j := _line(sk, side, pts, rot)) is not None), None)
+
             if found is not None:
                 return found
     return None
@@ -179,8 +179,8 @@ def pinch(sk: "PhysicsSkills", obj: str, support: str, side: str, plan: EdgePlan
     pos = w.position(obj)
     heading = atan2(-plan.normal[1], -plan.normal[0])    # pointing into the support
     rot = horizontal_rotation(heading, fingers_vertical=True)
-    at = plan.edge + (TIP_CLEAR + PAD_HALF[0]) * plan.normal
-    at = np.array([at[0], at[1], pos[2]])
+    # Opposite its centre, the pads' tips TIP_CLEAR out from the support's edge, at its mid-height.
+    at = pos + (float((plan.edge - pos) @ plan.normal) + TIP_CLEAR + PAD_HALF[0]) * plan.normal
     pre = at + PINCH_PRE * plan.normal
     points = [pre, at, at + np.array([0.0, 0.0, LIFT])]
     # A level hand needs its forearm's length before the edge: the base steps back along the normal.
@@ -231,18 +231,19 @@ def edge_grasp(sk: "PhysicsSkills", obj: str, support: Optional[str], free: list
     if plan is None:
         return sk._fail(FailureCode.TOO_LARGE, f"{obj} is too wide for the gripper and lies on nothing with an edge "
                         "to slide it to")
-    why = "no free arm"
+    whys = []
     for side in free:
         why = slide_to_edge(sk, obj, support, side, plan)
-        if why is not None:
-            sk._tuck()
-            continue
-        plan = near_edge(sk, obj, support) or plan
-        why = pinch(sk, obj, support, side, plan)
+        if why is None:
+            plan = near_edge(sk, obj, support) or plan
+            why = pinch(sk, obj, support, side, plan)
         if why is None:
             sk.held[side] = obj
             return sk._ok(side=side, edge=True, aperture=sk.control.aperture(side))
+        whys.append(why)
         sk._tuck()
+    # (what the arm that got furthest met: an arm that reaches nothing says least)
+    why = next((x for x in whys if not x.startswith("no arm pose")), whys[0] if whys else "no free arm")
     code = FailureCode.SLIPPED if why and ("slid" in why or "rise" in why or "closed" in why) \
         else FailureCode.UNREACHABLE
     return sk._fail(code, f"edge grasp of {obj} (too wide to grasp from above): {why}")
