@@ -23,7 +23,7 @@ from affplan_ros.sim.physics.bodies import object_geometry
 from affplan_ros.sim.physics.ik import horizontal_rotation
 from affplan_ros.sim.physics.navigation import segment_clear
 from affplan_ros.sim.physics.robot import PAD_HALF
-from affplan_ros.sim.physics.world import BasePose
+from affplan_ros.sim.physics.world import BasePose, ThingKind
 
 if TYPE_CHECKING:
     from affplan_ros.sim.physics.skills import PhysicsSkills, SkillResult
@@ -66,22 +66,29 @@ def is_flat_and_wide(sk: "PhysicsSkills", obj: str, width: float) -> bool:
     return thick <= FLAT_FRACTION * w.spec.max_aperture
 
 
-def near_edge(sk: "PhysicsSkills", obj: str, support: str) -> Optional[EdgePlan]:
-    """The support's edge whose outward normal points most towards the robot, and the pull that
-    leaves ``obj`` overhanging it by ``OVERHANG`` (less for a narrow thing, so that its centre of
-    mass stays ``COM_MARGIN`` inside)."""
+def edge_towards_robot(sk: "PhysicsSkills", point: np.ndarray, site: str) -> tuple[np.ndarray, np.ndarray]:
+    """A point on the edge of the surface ``site`` whose outward normal points most towards the
+    robot from ``point``, and that normal (horizontal, unit)."""
     w = sk.world
-    site = f"{support}/top"
-    if not w.has_site(site):
-        return None
     centre, rot, size = w.site(site)
     base = w.base_pose()
-    to_robot = np.array([base.x, base.y, 0.0]) - np.array([*w.position(obj)[:2], 0.0])
+    to_robot = np.array([base.x, base.y, 0.0]) - np.array([*point[:2], 0.0])
     normals = [s * rot[:, k] * np.array([1.0, 1.0, 0.0]) for k in (0, 1) for s in (1.0, -1.0)]
     extents = [size[k] for k in (0, 1) for _ in (1.0, -1.0)]
     k = int(np.argmax([n @ to_robot / max(np.linalg.norm(n), 1e-9) for n in normals]))
     normal = normals[k] / np.linalg.norm(normals[k])
-    edge = centre + extents[k] * normal
+    return centre + extents[k] * normal, normal
+
+
+def near_edge(sk: "PhysicsSkills", obj: str, support: str) -> Optional[EdgePlan]:
+    """The support's edge nearest the robot (``edge_towards_robot``), and the pull that leaves
+    ``obj`` overhanging it by ``OVERHANG`` (less for a narrow thing, so that its centre of mass
+    stays ``COM_MARGIN`` inside)."""
+    w = sk.world
+    site = f"{support}/top"
+    if not w.has_site(site):
+        return None
+    edge, normal = edge_towards_robot(sk, w.position(obj), site)
     half = np.array(object_geometry(w.things[obj].props).half)
     half_across = float(np.abs(w.rotation(obj).T @ normal) @ half)
     overhang = float(np.clip(half_across - COM_MARGIN, MIN_OVERHANG, OVERHANG))
@@ -252,3 +259,44 @@ def edge_grasp(sk: "PhysicsSkills", obj: str, support: Optional[str], free: list
 def held_by_edge(sk: "PhysicsSkills", side: str) -> bool:
     """Whether the hand is level (its approach axis horizontal): what it holds, it holds by an edge."""
     return abs(float(sk.world.site(f"{side}_tcp")[1][2, 0])) < 0.5
+
+
+def edge_place_poses(sk: "PhysicsSkills", obj: str, side: str, site: str, spot: np.ndarray,
+                     gap: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """(TCP target, world rotation) to set ``obj``, held level by its edge, down on the surface
+    ``site`` as it was taken: in line with ``spot`` but out at the surface's edge nearest the
+    robot, the level hand pointing in and the pads' tips ``TIP_CLEAR`` beyond the edge, so that
+    the lower finger under it is free to open and come away (over the surface it is trapped
+    under the object, and the forearm comes down on the surface's front). None where the part
+    on the surface would lie on something else."""
+    w = sk.world
+    edge, normal = edge_towards_robot(sk, spot, site)
+    tcp, tcp_rot, _ = w.site(f"{side}_tcp")
+    ahead = float((w.position(obj) - tcp) @ tcp_rot[:, 0])      # its centre beyond the TCP
+    inside = ahead - TIP_CLEAR - PAD_HALF[0]
+    if inside <= COM_MARGIN:
+        return []
+    moved = spot + (float((edge - spot) @ normal) - inside) * normal
+    rot = horizontal_rotation(atan2(-normal[1], -normal[0]), fingers_vertical=True)
+    target = sk._tcp_target(obj, side, rot, moved, float(w.site(site)[0][2]), gap)
+    return [] if _lies_on_another(sk, obj, moved, normal) else [(target, rot)]
+
+
+def _lies_on_another(sk: "PhysicsSkills", obj: str, centre: np.ndarray, normal: np.ndarray) -> bool:
+    """Whether ``obj``, set down with its centre at ``centre`` (turned as it would be), would
+    cover another object's centre (with that one's half size round it)."""
+    w = sk.world
+    half = np.array(object_geometry(w.things[obj].props).half)
+    across = np.array([-normal[1], normal[0], 0.0])
+    along = float(np.abs(w.rotation(obj).T @ normal) @ half)
+    side = float(np.abs(w.rotation(obj).T @ across) @ half)
+    for name, thing in w.things.items():
+        if name == obj or thing.kind != ThingKind.OBJECT or thing.body_id < 0 or sk.holding(name):
+            continue
+        d = w.position(name) - centre
+        if abs(d[2]) > 0.3:
+            continue
+        r = max(object_geometry(thing.props).half[:2])
+        if abs(d @ normal) < along + r and abs(d @ across) < side + r:
+            return True
+    return False

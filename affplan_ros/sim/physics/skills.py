@@ -39,7 +39,7 @@ import numpy as np
 from affplan_ros.sim.physics.arm_paths import MAX_CHECKS, ArmPathPlanner
 from affplan_ros.sim.physics.bodies import object_geometry
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
-from affplan_ros.sim.physics.edge_grasp import edge_grasp, held_by_edge, is_flat_and_wide
+from affplan_ros.sim.physics.edge_grasp import edge_grasp, edge_place_poses, held_by_edge, is_flat_and_wide
 from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, closing, grasp_points, in_the_way, opening
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
@@ -55,7 +55,6 @@ CARRY_LIFTS = 3         # at most this many times
 SHORT_APPROACH = 0.06   # m: approach and lift where the full ones are out of reach (a tall object's top)
 DROP_GAP = 0.04         # m between a dropped object's bottom and the bin's rim when the hand opens
 RELEASE_GAP = 0.01      # m between the object's bottom and the support when the gripper opens
-EDGE_RELEASE_GAP = 0.02  # the same held by an edge: the lower finger (1.2 cm thick) is under it
 # m kept between the base and obstacles when driving: the tucked hands stick out ~6 cm past the
 # base (its radius is 0.27 m), so the disc that must stay clear is 0.34 m.
 CLEARANCE = 0.07
@@ -925,8 +924,10 @@ class Skills:
             return plans[key]
 
         def plan_spot(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
-            gap = EDGE_RELEASE_GAP if held_by_edge(self, side) else RELEASE_GAP
-            poses = [(self._tcp_target(obj, side, r, spot, centre[2], gap), r)
+            if held_by_edge(self, side):    # a book held by its edge: set down out at the edge, as taken
+                poses = edge_place_poses(self, obj, side, site, spot, RELEASE_GAP)
+                return self._plan_descent(side, poses, PRE_GRASP, PRE_GRASP) if poses else None
+            poses = [(self._tcp_target(obj, side, r, spot, centre[2], RELEASE_GAP), r)
                      for r in self._holding_rotations(obj, side, spot, lean)]
             # The fingers need room where they open, as where they close (a tall bucket beside the spot).
             if in_the_way(w, obj, poses[0][0], held_width, yaw_now, w.spec.max_aperture,

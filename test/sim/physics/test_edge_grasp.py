@@ -22,5 +22,6 @@ def test_a_book_is_slid_to_the_edge_taken_by_it_and_put_down_flat():
     assert held(sk, "book0", side) and abs(w.rotation("book0")[2, 2]) > 0.9   # carried level
     placed = sk.place("book0", "table0")
     assert placed.success, placed.reason
+    w.step(w.steps(0.5))
     assert w.resting_on("book0", "table0") and abs(w.rotation("book0")[2, 2]) > 0.99
     assert not np.isnan(w.position("book0")).any()
