@@ -117,18 +117,19 @@ def _steps(a: np.ndarray, b: np.ndarray, n: int) -> list[np.ndarray]:
     return [a + (b - a) * k / n for k in range(1, n + 1)]
 
 
-def _stroke_plans(sk: "PhysicsSkills", obj: str, side: str, plan: EdgePlan) -> Optional[list[dict]]:
+def _stroke_plans(sk: "PhysicsSkills", obj: str, side: str, plan: EdgePlan) -> Optional[tuple[list[dict], float]]:
     """Joint waypoints of one pull (down, along ``plan.normal``, up): the closed fingertips hooked
     behind the far edge just over the support; failing that (beyond the arm's reach: a book at
     the back of a counter), pressed ``PRESS`` into its top farther in, pulling by friction;
-    the whole pull, or the part the arm reaches."""
+    the whole pull, or the part the arm reaches. (waypoints, the room the hand crosses before
+    it meets the object)."""
     w = sk.world
     pos = w.position(obj)
     surface = float(plan.edge[2])
     top = float(pos[2] + np.abs(w.rotation(obj)[2, :]) @ np.array(object_geometry(w.things[obj].props).half))
     yaw = atan2(plan.normal[0], -plan.normal[1])    # closing axis along the edge: the thin side pulls
-    # (offset from the far edge along the normal, fingertip height)
-    # (the hooked fingers first cross the room between them and the edge)
+    # (offset in from the far edge along the normal, fingertip height, room: the hooked fingers
+    # first cross the gap between them and the edge)
     holds = [(-HOOK_BEHIND, surface + HOOK_HEIGHT, HOOK_BEHIND - PAD_HALF[2])] + \
         [(d, top - PRESS, 0.0) for d in PRESS_AT if d < 2 * plan.half_across - 0.02]
     for off, tip, room in holds:
@@ -140,9 +141,8 @@ def _stroke_plans(sk: "PhysicsSkills", obj: str, side: str, plan: EdgePlan) -> O
                 [end + np.array([0.0, 0.0, RAISE])]
             found = next((j for rot in sk._hand_rotations(side, start, [yaw, yaw + pi], False)
                           if (j := _line(sk, side, pts, rot)) is not None), None)
-
             if found is not None:
-                return found
+                return found, room
     return None
 
 
@@ -155,11 +155,12 @@ def slide_to_edge(sk: "PhysicsSkills", obj: str, support: str, side: str, plan: 
         plan = near_edge(sk, obj, support) or plan
         if plan.pull <= DONE:
             return None
-        joints = _stroke_plans(sk, obj, side, plan)
-        if joints is None:
+        stroke = _stroke_plans(sk, obj, side, plan)
+        if stroke is None:
             local = w.to_base_frame(w.position(obj))
             return f"no arm pose hooks behind or presses on {obj} ({np.hypot(local[0], local[1]):.2f} m from the " \
                    f"base centre) to pull it {plan.pull * 100:.0f} cm to {support}'s edge"
+        joints, room = stroke
         pos0 = w.position(obj)
         if not sk.move_arm(side, joints[0]).ok:
             return f"the hand did not get over {obj} (something held the arm)"
@@ -170,7 +171,7 @@ def slide_to_edge(sk: "PhysicsSkills", obj: str, support: str, side: str, plan: 
         sk.control.follow([joints[-1]], speed_scale=0.5)
         w.step(w.steps(0.3))
         moved = float((w.position(obj) - pos0) @ plan.normal)
-        if moved < SLID_FRACTION * (pulled - HOOK_BEHIND):
+        if moved < SLID_FRACTION * (pulled - room):
             return f"{obj} slid {moved * 100:.1f} cm of the {pulled * 100:.1f} cm the fingers pulled"
         if not w.resting_on(obj, support):
             return f"{obj} does not rest on {support} after the pull"
@@ -251,8 +252,8 @@ def edge_grasp(sk: "PhysicsSkills", obj: str, support: Optional[str], free: list
         sk._tuck()
     # (what the arm that got furthest met: an arm that reaches nothing says least)
     why = next((x for x in whys if not x.startswith("no arm pose")), whys[0] if whys else "no free arm")
-    code = FailureCode.SLIPPED if why and ("slid" in why or "rise" in why or "closed" in why) \
-        else FailureCode.UNREACHABLE
+    code = FailureCode.SLIPPED if any(x in why for x in ("slid", "rise", "closed", "short of")) else \
+        FailureCode.BLOCKED if "did not get" in why else FailureCode.UNREACHABLE
     return sk._fail(code, f"edge grasp of {obj} (too wide to grasp from above): {why}")
 
 
