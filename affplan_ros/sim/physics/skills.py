@@ -39,6 +39,7 @@ import numpy as np
 from affplan_ros.sim.physics.arm_paths import MAX_CHECKS, ArmPathPlanner
 from affplan_ros.sim.physics.bodies import object_geometry
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
+from affplan_ros.sim.physics.edge_grasp import edge_grasp, edge_place_poses, held_by_edge, is_flat_and_wide
 from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, closing, grasp_points, in_the_way, opening
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
@@ -292,9 +293,19 @@ class Skills:
         rot_base = self.world.rotation_to_base(rot, base)
         yaw = atan2(rot_base[1, 1], rot_base[0, 1])
         seed = {**self.control.joints(), TORSO_JOINT: HOME_TORSO}
-        r = self.ik.solve(side, np.array([CARRY[0], sign * CARRY[1], CARRY[2]]), top_down_rotation(yaw), seed,
-                          use_torso=False)
-        return {j: r.joints[j] for j in arm_joints(side)} if r.success else None
+        # A flat thing held by its edge is carried level, the hand level too (it would hang down),
+        # pointing in across the robot's front (the level hand pointing straight ahead is beyond
+        # the joint limits there; left where it was, it held a book 60 cm out into the person met).
+        hands = [horizontal_rotation(h, fingers_vertical=True) for h in (-sign * pi / 4, -sign * pi / 8)] \
+            if held_by_edge(self, side) else [top_down_rotation(yaw)]
+        # (a level hand from far out reaches it only from a reaching posture, as ``_solve`` does)
+        seeds = [seed] + [{**seed, **dict(zip(arm_joints(side), _READY[side]))}] * (len(hands) > 1)
+        for hand in hands:
+            for start in seeds:
+                r = self.ik.solve(side, np.array([CARRY[0], sign * CARRY[1], CARRY[2]]), hand, start, use_torso=False)
+                if r.success:
+                    return {j: r.joints[j] for j in arm_joints(side)}
+        return None
 
     def _carried_reach(self) -> float:
         """How far (m) from the base's centre, horizontally, what the hands hold, and the hands
@@ -405,6 +416,8 @@ class Skills:
             return self._fail(FailureCode.HAND_FULL, "both hands are full")
         candidates = self.grasp_candidates(obj)
         width, target = candidates[0][0].width, candidates[0][0].target
+        if is_flat_and_wide(self, obj, width):
+            return edge_grasp(self, obj, source, free)    # a book: slid to the edge, taken by it
         if width > w.spec.max_aperture - 0.01:
             return self._fail(FailureCode.TOO_LARGE, f"{obj} is {width * 100:.0f} cm across its narrowest side; the "
                               f"gripper opens {w.spec.max_aperture * 100:.0f} cm")
@@ -658,11 +671,21 @@ class Skills:
         with the hand); leaning forward too (unless not ``lean``), but a container is kept
         upright (what is in it)."""
         w = self.world
+        if held_by_edge(self, side):    # a book held level by its edge: the hand stays level, turned to the spot
+            return [horizontal_rotation(heading, fingers_vertical=True) for heading in self._headings(side, point)]
         yaw, tcp = self._tcp_yaw(side), w.site(f"{side}_tcp")[0]
         middle = np.linalg.norm((w.position(obj) - tcp)[:2]) < 0.03
         upright = w.things[obj].props.inner is not None or not lean
         return self._hand_rotations(side, point, [yaw, yaw + pi] if middle else [yaw], True,
                                     leans=() if upright else LEANS)
+
+    def _headings(self, side: str, point: np.ndarray) -> list[float]:
+        """Level-hand headings towards ``point``: from the shoulder, and the base's own heading."""
+        w, base = self.world, self.world.base_pose()
+        sy = (-1.0 if side == "r" else 1.0) * w.spec.shoulder_offset_y
+        c, s = np.cos(base.yaw), np.sin(base.yaw)
+        shoulder = (base.x + c * w.spec.torso_x - s * sy, base.y + s * w.spec.torso_x + c * sy)
+        return [atan2(point[1] - shoulder[1], point[0] - shoulder[0]), base.yaw]
 
     def _tcp_target(self, obj: str, side: str, rot: np.ndarray, spot: np.ndarray, surface: float,
                     gap: float) -> np.ndarray:
@@ -827,7 +850,9 @@ class Skills:
             return self._fail(FailureCode.TOO_LARGE, f"{obj} ({2 * foot[0] * 100:.0f} x {2 * foot[1] * 100:.0f} cm as "
                               f"held) does not fit the {2 * size[0] * 100:.0f} x {2 * size[1] * 100:.0f} cm inside "
                               f"of {container}", footprint=foot)
-        result = self._place(obj, container, "inner", along)
+        # A hand level round a book's edge cannot go down inside past the wall: it lets go over the rim.
+        result = self._place(obj, container, "inner", along) if not held_by_edge(self, side) else \
+            self._fail(FailureCode.UNREACHABLE, "held by its edge")
         if result.code in (FailureCode.UNREACHABLE, FailureCode.NO_FREE_SPACE) and thing.kind == ThingKind.OBJECT:
             # The floor of a deep bin is out of reach, or a bowl's floor is taken (a tomato in
             # it): let it drop in from over the rim, as a person throws something away or adds
@@ -923,6 +948,9 @@ class Skills:
             return plans[key]
 
         def plan_spot(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
+            if held_by_edge(self, side):    # a book held by its edge: set down out at the edge, as taken
+                poses = edge_place_poses(self, obj, side, site, spot, RELEASE_GAP)
+                return self._plan_descent(side, poses, PRE_GRASP, PRE_GRASP) if poses else None
             # Across a dish's rim (rims.dish_spots) it comes down onto the rim's top, not the floor.
             surface = spot[2] if spot[2] > centre[2] + 0.005 else centre[2]
             poses = [(self._tcp_target(obj, side, r, spot, surface, RELEASE_GAP), r)
