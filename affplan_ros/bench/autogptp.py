@@ -73,6 +73,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--goal-rounds", type=int, default=10, help="goal self-correction bound (default: 10)")
     parser.add_argument("--time-limit", type=float, default=30.0, help="planner seconds per plan (default: 30)")
     parser.add_argument("--max-seconds", type=float, default=600.0, help="wall-time bound per case (default: 600)")
+    parser.add_argument("--pad", type=int, default=0, metavar="N",
+                        help="add N distractor objects on new (unexplored unless all are) places to every scene")
 
 
 @command
@@ -153,7 +155,9 @@ def prepare(args: argparse.Namespace) -> dict:
                           "paper": (paper[name]["per_case"][i] if i < len(paper[name]["per_case"]) else None)})
     if args.case and not cases:
         raise ValueError(f"no case matches {', '.join(args.case)} (ids look like exploration#3)")
-    worker = {"oam": oam, "method": args.method, "max_rounds": args.max_rounds,
+    if args.pad < 0:
+        raise ValueError(f"--pad {args.pad}: a number of objects >= 0")
+    worker = {"oam": oam, "method": args.method, "max_rounds": args.max_rounds, "pad": args.pad,
               "goal_rounds": args.goal_rounds, "time_limit": args.time_limit, "max_seconds": args.max_seconds}
     return {"cases": cases, "worker": worker, "sets": list(names), "data": str(data), "llm": args.llm,
             "paper": {k: {kk: vv for kk, vv in v.items() if kk != "per_case"} for k, v in paper.items()}}
@@ -301,6 +305,10 @@ def _run_case(case: dict, r: dict) -> None:
 
     cfg, oam, llm = _W["cfg"], _W["oam"], _W["llm"]
     scene = load_scene(case["scene_path"])
+    if cfg.get("pad"):
+        from affplan_ros.bench.padding import pad_scene
+
+        scene = pad_scene(scene, cfg["pad"], seed=case["index"])
     desired, notes = desired_dnf(case["desired_goal"], scene, oam)
     r["notes"] += notes
     if _W["semantic_error"]:

@@ -216,8 +216,9 @@ def run_cases(cases: Sequence[Any], work: CaseWork, jobs: int = 1) -> list[dict]
 Plot = tuple[str, Callable[[Path], None]]   # (file name, draw(path)) e.g. ("plan_bench.png", ...)
 
 
-def save(out_dir: Union[str, Path], results: Any, summary_md: str, plot: Optional[Plot] = None) -> list[Path]:
-    """Write ``results.json`` and ``summary.md`` (and the plot, if any) into ``out_dir``, say so in
+def save(out_dir: Union[str, Path], results: Any, summary_md: str, plot: Optional[Plot] = None,
+         plots: Sequence[Plot] = ()) -> list[Path]:
+    """Write ``results.json`` and ``summary.md`` (and the plots, if any) into ``out_dir``, say so in
     one ``wrote ...`` line, and return the paths.
 
     Each file is replaced atomically: a reader, or the folder after a crash, sees the old file or
@@ -233,8 +234,7 @@ def save(out_dir: Union[str, Path], results: Any, summary_md: str, plot: Optiona
     written = [out / "results.json", out / "summary.md"]
     write_atomic(written[0], text)
     write_atomic(written[1], summary_md)
-    if plot is not None:
-        name, draw = plot
+    for name, draw in ([plot] if plot is not None else []) + list(plots):
         written.append(out / name)
         _draw_atomic(out / name, draw)
     print("wrote " + ", ".join(str(p) for p in written), flush=True)

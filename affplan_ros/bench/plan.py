@@ -78,6 +78,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-prune", action="store_true", help="plan on the full scene (no object pruning)")
     parser.add_argument("--no-semantic", action="store_true", help="skip the Prolog semantic check")
     parser.add_argument("--limit", type=int, help="only the first N cases of each set")
+    parser.add_argument("--pad", type=int, default=0, metavar="N",
+                        help="add N distractor objects on new places to every scene (a large home around "
+                             "the kitchen; nothing of the scene changes)")
     parser.add_argument("--case", action="append", metavar="SET#INDEX",
                         help="run only this case (0-based index in its set, e.g. simple_task#27); repeatable")
     parser.add_argument("--from-results", metavar="DIR",
@@ -199,7 +202,10 @@ def _prepare(args: argparse.Namespace) -> dict:
                 continue
             cases.append(spec)
     jobs = resolve_jobs(args.jobs, cap=4, endpoint=kind == "endpoint")
+    if args.pad < 0:
+        raise BenchSetupError(f"--pad {args.pad}: a number of objects >= 0")
     worker = {"kind": kind, "oams": sorted(set(oams.values())), "mode": args.mode, "time_limit": args.time_limit,
+              "pad": args.pad,
               "prune": not args.no_prune, "semantic": not args.no_semantic, "max_rounds": args.max_rounds,
               "max_llm_seconds": args.max_llm_seconds, "endpoint": endpoint}
     paper_sets = {k: {kk: vv for kk, vv in v.items() if kk != "per_case"} for k, v in paper.items()}
@@ -382,6 +388,10 @@ def _run_case(case: dict, r: dict) -> None:
     cfg, oam = _WORKER["cfg"], _oam(case["oam"])
     t = time.monotonic()
     scene = load_scene(case["scene_path"])
+    if cfg.get("pad"):
+        from affplan_ros.bench.padding import pad_scene
+
+        scene = pad_scene(scene, cfg["pad"], seed=case["index"])
     full = build_task(scene, oam=oam, unknown_classes="warn")
     r["warnings"] = list(full.warnings)[:20]
     desired, answers = _desired_goal(case, r, cfg["kind"], scene, full)

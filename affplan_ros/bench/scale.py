@@ -23,7 +23,9 @@ from pathlib import Path
 from affplan_ros.bench.frame import BenchSetupError, command, output_option, save
 
 DEFAULT_SIZES = "10,35,70,150,300"
-GOAL_KINDS = ("handover", "place", "fill", "pour", "chop", "open_take_out")
+GOAL_KINDS = ("handover", "place", "fill", "pour", "chop", "open_take_out", "clear_table", "put_away")
+CLEAR_OBJECTS = 10   # "clear the table": this many things from a table to the counter
+AWAY_OBJECTS = 5     # "put these away": this many things from the counter into the closed cupboard
 
 # Furniture classes: (class, role) — role "support" objects stand on it, "contain" they are in.
 _FURNITURE = [("table", "support"), ("counter", "support"), ("refrigerator", "contain"),
@@ -114,8 +116,23 @@ def household_scene(n_objects: int, seed: int = 0):
 
 
 def goals_for(scene) -> dict[str, str]:
-    """PDDL goal text per goal kind for a scene made by :func:`household_scene`."""
+    """PDDL goal text per goal kind for a scene made by :func:`household_scene`. The two
+    multi-object goals take the things there are: up to ``CLEAR_OBJECTS`` carryable things on
+    table0 go to the counter; up to ``AWAY_OBJECTS`` on the counter go into cupboard0 (closed;
+    at 35 objects or fewer the home has none, and the refrigerator takes them)."""
     table, counter = "table0", "counter0"
+    loose = {o for o in scene.objects if not any(r.args[0] == o for r in scene.relations if r.predicate == "in")}
+    held = {r.args[1] for r in scene.relations if r.predicate in ("on", "in", "liquid_in")}
+
+    def things_on(place: str, n: int) -> list[str]:
+        cands = [r.args[0] for r in scene.relations if r.predicate == "on" and r.args[1] == place
+                 and r.args[0] in loose and r.args[0] not in held
+                 and scene.objects[r.args[0]].class_name not in ("cutting_board", "box")]
+        return sorted(cands, key=lambda o: (scene.objects[o].class_name, scene.objects[o].instance))[:n]
+
+    away = "cupboard0" if "cupboard0" in scene.objects else "refrigerator0"
+    clear = " ".join(f"(on {o} {counter})" for o in things_on(table, CLEAR_OBJECTS))
+    put_away = " ".join(f"(in {o} {away})" for o in things_on(counter, AWAY_OBJECTS) if o != "tomato0")
     return {
         "handover": "(and (inhand banana0 human0))",
         "place": f"(and (on cup0 {counter}))",
@@ -123,6 +140,8 @@ def goals_for(scene) -> dict[str, str]:
         "pour": "(and (in banana0 bowl1))",
         "chop": "(and (chopped tomato0))",
         "open_take_out": f"(and (on apple0 {table}))",
+        "clear_table": f"(and {clear})",
+        "put_away": f"(and {put_away})",
     }
 
 
@@ -137,6 +156,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
                         help=f"comma-separated goal kinds (default all: {','.join(GOAL_KINDS)})")
     parser.add_argument("--seed", type=int, default=0, help="scene generator seed")
     parser.add_argument("--mode", default="optimal", choices=("optimal", "satisficing"))
+    parser.add_argument("--prompts", action="store_true",
+                        help="also count the prompt tokens (goal, tool, alternative) per size and request kind, "
+                             "what a year of requests adds, and the memory node's merge and snapshot times")
+    parser.add_argument("--no-unpruned", dest="unpruned", action="store_false",
+                        help="plan only with pruning (the unpruned runs of large homes time out)")
 
 
 def _median(xs):
@@ -199,7 +223,7 @@ def run(args: argparse.Namespace) -> int:
             dnf = to_dnf(parse_goal(goals[kind]))
             row = {"objects": len(scene.objects), "requested": n, "goal_kind": kind, "goal": goals[kind]}
             row["pruned"] = _measure(scene, dnf, True, args)
-            row["unpruned"] = _measure(scene, dnf, False, args)
+            row["unpruned"] = _measure(scene, dnf, False, args) if args.unpruned else _not_run()
             p, u = row["pruned"], row["unpruned"]
             # Only proven optima can be compared (pruning must never change the optimal cost).
             row["costs_agree"] = (p["cost"] == u["cost"]) if p["optimal"] and u["optimal"] else None
@@ -211,8 +235,31 @@ def run(args: argparse.Namespace) -> int:
     result = {"benchmark": "scale", "mode": args.mode, "repeats": args.repeats, "time_limit_s": args.time_limit,
               "seed": args.seed, "goal_kinds": kinds, "sizes": per_size, "runs": rows,
               "all_costs_agree": all(r["costs_agree"] is not False for r in rows)}
-    save(args.out, result, _summary_md(result), plot=("scale.png", lambda path: _plot(per_size, path)))
+    summary = _summary_md(result)
+    plots = [("scale.png", lambda path: _plot(per_size, path))]
+    if args.prompts:
+        from affplan_ros.bench import scale_prompts
+        from affplan_ros.bench.tokens import tokenizer
+        from affplan_ros.core.knowledge.oam import load_oam
+
+        count, oam = tokenizer("cl100k_base"), load_oam()
+        for entry in per_size:
+            t0 = time.monotonic()
+            entry["prompts"] = scale_prompts.measure_prompts(household_scene(entry["requested"], args.seed), count, oam)
+            print(f"{entry['requested']:4d} objects prompts: " + ", ".join(
+                f"{lab} goal {r['goal']} tool {r['tool']}" for lab, r in entry["prompts"]["requests"].items())
+                + f" ({time.monotonic() - t0:.1f} s)", flush=True)
+        result["prompt_ratios"] = scale_prompts.ratios(per_size)
+        summary += "\n".join(scale_prompts.summary_lines(per_size, result["prompt_ratios"])) + "\n"
+        plots.append(("scale_prompts.png", lambda path: scale_prompts.plot(per_size, path)))
+    save(args.out, result, summary, plots=plots)
     return 0 if result["all_costs_agree"] else 1
+
+
+def _not_run() -> dict:
+    return {"status": "not_run", "optimal": False, "cost": None, "plan_length": None, "objects_used": None,
+            "operators": None, "translate_s": None, "search_s": None, "planner_s": None, "total_s": None,
+            "wall_s": None, "runs": 0, "fallback": None}
 
 
 def _per_size(rows, sizes) -> list[dict]:
@@ -229,7 +276,9 @@ def _per_size(rows, sizes) -> list[dict]:
                 "planner_s": _median([v["planner_s"] for v in vs]),
                 "translate_s": _median([v["translate_s"] for v in vs]),
                 "search_s": _median([v["search_s"] for v in vs]),
-                "max_total_s": max((v["total_s"] for v in vs), default=None),
+                "max_total_s": max((v["total_s"] for v in vs if v["total_s"] is not None), default=None),
+                "max_planner_s": (max(v["planner_s"] for v in vs) if vs and all(v["planner_s"] is not None
+                                                                                 for v in vs) else None),
                 "operators": _median([v["operators"] for v in vs]),
                 "objects_used": _median([v["objects_used"] for v in vs]),
                 "solved": sum(v["status"] == "solved" for v in vs),
@@ -275,6 +324,13 @@ def _summary_md(result) -> str:
     lines.append("")
     lines.append("All pruned/unpruned optimal costs agree where both solved: "
                  f"**{'yes' if result['all_costs_agree'] else 'NO'}**")
+    lines += ["", "Pruned, per size: FD translate + search, median and max over the goal kinds (a kind that found "
+              "no plan counts as missing):", ""]
+    for e in result["sizes"]:
+        p = e["pruned"]
+        lines.append(f"* {e['objects']} objects: median {_fmt(p['planner_s'])} s, max {_fmt(p['max_planner_s'])} s, "
+                     f"whole call (task building, pruning, validation) median {_fmt(p['total_s'])} s, max "
+                     f"{_fmt(p['max_total_s'])} s; {p['solved']}/{p['goals']} solved optimally")
     return "\n".join(lines) + "\n"
 
 

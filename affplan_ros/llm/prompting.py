@@ -14,6 +14,7 @@ from typing import Iterable, Mapping
 from affplan_ros.core.errors import AffplanError
 from affplan_ros.core.goals.loop import GoalMode, GoalRequest, Message
 from affplan_ros.core.model.signature import Signature
+from affplan_ros.llm.focus import Focus, request_focus
 
 PROMPT_DIR = Path(__file__).with_name("prompts")
 
@@ -58,25 +59,30 @@ def predicates_text(signature: Signature, exclude: tuple[str, ...] = ()) -> str:
                     if name not in exclude)
 
 
-def objects_text(signature: Signature, exclude: tuple[str, ...] = (), relevant: set[str] | None = None) -> str:
+def objects_text(signature: Signature, exclude: tuple[str, ...] = (), relevant: set[str] | None = None,
+                 shown: set[str] | None = None, summary: str = "") -> str:
     """The objects grouped by the types the predicates take (``carry: apple0 cup0``).
 
     Why not every affordance of every object (the first prompts did that): a goal can only use
     an object where a predicate's parameter type fits, so the other affordances are noise that
     costs tokens. Every object is an ``object``; that line is left out. ``relevant``: only these
-    get their types; the others are listed by name."""
+    get their types; the others are listed by name. ``shown``: only these appear at all (a large
+    home's :class:`~affplan_ros.llm.focus.Focus`), the rest is ``summary`` (counts per class)."""
     wanted = [t for p, ts in signature.predicates.items() if p not in exclude for t in ts]
+    objects = {o: ts for o, ts in signature.objects.items() if shown is None or o in shown}
     lines = []
     for t in dict.fromkeys(wanted):
         if t == "object":
             continue
-        objs = sorted(o for o, ts in signature.objects.items() if t in ts and (relevant is None or o in relevant))
+        objs = sorted(o for o, ts in objects.items() if t in ts and (relevant is None or o in relevant))
         if objs:
             lines.append(f"{t}: {' '.join(objs)}")
-    rest = sorted(o for o, ts in signature.objects.items()
+    rest = sorted(o for o, ts in objects.items()
                   if not (set(ts) & set(wanted) - {"object"}) or (relevant is not None and o not in relevant))
     if rest:
         lines.append(f"other objects: {' '.join(rest)}")
+    if summary:
+        lines.append(summary)
     return "\n".join(lines)
 
 
@@ -102,34 +108,47 @@ def named_classes(text: str, classes: Iterable[str]) -> set[str]:
 
 
 def relevant_objects(request: GoalRequest) -> set[str] | None:
-    """Objects whose class the request names (with what holds them and the agents), or None
-    when it names none (then everything is relevant: "I am thirsty")."""
+    """Objects the request concerns (what it names, what holds them, the agents), or None when
+    it names none in a home small enough to show whole (then everything is relevant: "I am
+    thirsty")."""
+    selected = goal_focus(request).selected
+    return None if selected is None else set(selected)
+
+
+def goal_focus(request: GoalRequest) -> Focus:
+    """What of the scene the goal prompt lists (:mod:`affplan_ros.llm.focus`); all of it for a
+    home within the prompt's budget or a request without a scene."""
     scene = request.scene
     if scene is None:
-        return None
-    named = named_classes(request.task, {o.class_name for o in scene.objects.values()})
-    hit = {n for n, o in scene.objects.items() if o.class_name in named}
-    if not hit:
-        return None
-    keep = set(hit) | set(scene.agents)
-    for r in scene.relations:  # what holds a named object, and where the agents are
-        if r.args and r.args[0] in keep:
-            keep |= set(r.args)
-    return keep
+        return Focus()
+    names = request.names or {}
+    types = request.signature.objects
+    return request_focus(request.task, {n: o.class_name for n, o in scene.objects.items()}, scene.relations,
+                         lambda n: types.get(names.get(n, n), ()), scene.agents, scene.locations)
 
 
-def _pddl(names: set[str] | None, mapping) -> set[str] | None:
+def focus_summary(request: GoalRequest, focus: Focus) -> str:
+    """The counts of what the goal prompt leaves out, by name only for the classes it shows
+    (a goal needs the named kinds; the others' names would only cost tokens)."""
+    scene = request.scene
+    shown = {scene.objects[n].class_name for n in (focus.selected or ()) if n in scene.objects} if scene else None
+    return focus.summary(shown)
+
+
+def _pddl(names, mapping) -> set[str] | None:
     return None if names is None else {(mapping or {}).get(n, n) for n in names}
 
 
-def scene_state_text(request: GoalRequest) -> str:
+def scene_state_text(request: GoalRequest, focus: Focus | None = None) -> str:
     """The state lines of the prompt: the request's relevant relations (all when it names no
-    object), in the domain's names."""
+    object) among the objects the focus lists, in the domain's names."""
     if request.scene is None:
         return request.scene_text.strip()
-    keep = relevant_objects(request)
+    focus = focus or goal_focus(request)
+    keep = focus.selected
     names = request.names or {}
-    rels = [r for r in request.scene.relations if keep is None or r.args[:1] and r.args[0] in keep]
+    rels = [r for r in request.scene.relations
+            if (keep is None or r.args[:1] and r.args[0] in keep) and all(focus.shows(a) for a in r.args)]
     return "\n".join("(" + " ".join([r.predicate, *(names.get(a, a) for a in r.args)]) + ")" for r in rels)
 
 
@@ -154,13 +173,15 @@ class GoalPromptBuilder:
         """System message: role, predicates, rules, examples - the same for every request of a
         domain, so endpoints can cache the prefix. User message: objects, state, request."""
         forbidden = tuple(request.forbidden_predicates)
-        state = scene_state_text(request)
+        focus = goal_focus(request)
+        state = scene_state_text(request, focus)
         extra = request.scene_text.strip() if request.scene is not None else ""
         extra = "\n".join(l for l in extra.splitlines() if not l.startswith("(")) if extra else ""
         state = "\n".join(x for x in (state, extra) if x)
         values: dict[str, object] = {
             "predicates": predicates_text(request.signature, forbidden),
-            "objects": objects_text(request.signature, forbidden, _pddl(relevant_objects(request), request.names)),
+            "objects": objects_text(request.signature, forbidden, _pddl(focus.selected, request.names),
+                                    _pddl(focus.listed, request.names), focus_summary(request, focus)),
             "scene": f"State:\n{state}" if state else "",
             "task": request.task.strip(),
             "examples": self._examples(),

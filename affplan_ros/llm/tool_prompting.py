@@ -14,6 +14,15 @@ from typing import Optional, Sequence
 
 from affplan_ros.core.agent.tool_loop import ToolPromptView
 from affplan_ros.core.goals.loop import Message
+from affplan_ros.llm.focus import (
+    PROMPT_LOCATIONS,
+    TOOL_PER_CLASS,
+    TOOL_PER_PLACE,
+    Focus,
+    natural_key,
+    recent_requests,
+    request_focus,
+)
 from affplan_ros.llm.prompting import (
     PROMPT_DIR,
     named_classes,
@@ -35,10 +44,10 @@ class ToolPromptBuilder:
     directory: Optional[Path] = None
 
     def initial_messages(self, view: ToolPromptView) -> list[Message]:
-        previous = ", ".join(f'"{p}"' for p in view.previous_requests)
+        previous = previous_text(view)
         system = render_template("tool_system", {}, self.directory).strip()
         user = render_template("tool_select", {"memory": lean_memory(view), "request": view.request,
-                                               "previous": f"Previous requests: {previous}\n" if previous else ""},
+                                               "previous": f"{previous}\n" if previous else ""},
                                self.directory).strip()
         return [{"role": "system", "content": system}, {"role": "user", "content": user}]
 
@@ -52,19 +61,39 @@ class ToolPromptBuilder:
         return render_template("tool_invalid", {"error": error.strip()}, self.directory).strip()
 
 
+def memory_focus(view: ToolPromptView) -> Focus:
+    """What of a large memory the tool prompt lists (:mod:`affplan_ros.llm.focus`)."""
+    memory = view.memory
+    return request_focus(view.request, {n: o.class_name for n, o in memory.objects.items()}, memory.relations,
+                         lambda n: memory.objects[n].affordances, memory.agents, memory.locations,
+                         per_class=TOOL_PER_CLASS, per_place=TOOL_PER_PLACE)
+
+
 def lean_memory(view: ToolPromptView, only: Sequence[str] = ()) -> str:
     """What a tool choice reads from the memory: the known objects (not the agents), the
     unexplored locations, where the objects the request names are (all relations would mostly
     describe objects the request does not need), the alternatives and the last plan.
-    ``only``: just the lines with these labels. Without a Memory: its rendered text."""
+    A large memory is narrowed to what the request concerns, the other objects counted per
+    class (so whether a kind of thing is known still shows). ``only``: just the lines with these
+    labels. Without a Memory: its rendered text."""
     memory = view.memory
     if memory is None:
         return view.memory_text
+    focus = memory_focus(view)
     named = named_classes(view.request, memory.classes())
     relations = [r for r in memory.relations
-                 if r.args and r.args[0] in memory.objects and memory.objects[r.args[0]].class_name in named]
-    lines = [("Known objects", " ".join(sorted(n for n, o in memory.objects.items() if not o.is_agent)) or "none"),
-             ("Unexplored locations", ", ".join(memory.unexplored()) or "none")]
+                 if r.args and r.args[0] in memory.objects and memory.objects[r.args[0]].class_name in named
+                 and all(focus.shows(a) for a in r.args)]
+    known = " ".join(sorted((n for n, o in memory.objects.items() if not o.is_agent and focus.shows(n)),
+                            key=natural_key)) or "none"
+    if focus.omitted:
+        known += "; " + focus.summary(besides={memory.objects[n].class_name for n in focus.listed or ()
+                                                if n in memory.objects})
+    unexplored = memory.unexplored()
+    where = ", ".join(unexplored[:PROMPT_LOCATIONS]) or "none"
+    if len(unexplored) > PROMPT_LOCATIONS:
+        where += f" and {len(unexplored) - PROMPT_LOCATIONS} more"
+    lines = [("Known objects", known), ("Unexplored locations", where)]
     if relations:
         lines.append(("About the named objects", ", ".join(" ".join([r.predicate, *r.args]) for r in relations)))
     if memory.substitutions:
@@ -76,6 +105,17 @@ def lean_memory(view: ToolPromptView, only: Sequence[str] = ()) -> str:
         state = ("not executed" if not p.executed else "executed" if p.success else f"failed: {p.message}")
         lines.append((f"Last plan ({p.tool})", f"{'; '.join(p.steps) or '(empty)'} - {state}"))
     return "\n".join(f"{k}: {v}" for k, v in lines if not only or k in only)
+
+
+def previous_text(view: ToolPromptView) -> str:
+    """``Previous requests: "a", "b"``: the recent ones and older ones about the same things,
+    with how many more there were (a year of requests must not grow every prompt)."""
+    classes = view.memory.classes() if view.memory is not None else ()
+    shown, left = recent_requests(view.previous_requests, view.request, classes)
+    if not shown:
+        return ""
+    text = "Previous requests: " + ", ".join(f'"{p}"' for p in shown)
+    return text + (f" ({left} earlier not shown)" if left else "")
 
 
 @dataclass

@@ -36,3 +36,39 @@ def test_household_scene_is_deterministic_and_sized():
     classes = {o.class_name for o in a.objects.values()}
     assert {"human", "robot", "table", "refrigerator", "cup", "water", "kitchen_knife"} <= classes
     assert scale.household_scene(70, seed=4).relations != a.relations
+
+
+def test_scale_prompts_and_pruned_only(tmp_path):
+    parser = argparse.ArgumentParser()
+    scale.configure(parser)
+    args = parser.parse_args(["--objects", "10,35", "--repeats", "1", "--goals", "chop", "--no-unpruned",
+                              "--prompts", "--out", str(tmp_path)])
+    assert scale.run(args) == 0
+    data = json.loads((tmp_path / "results.json").read_text())
+    assert all(r["unpruned"]["status"] == "not_run" for r in data["runs"])
+    small, ref = (e["prompts"] for e in data["sizes"])
+    assert set(small["requests"]) == {"bring", "place", "clear", "thirsty", "hungry"}
+    # A home within the prompt budget is listed whole: the bigger one costs more tokens.
+    assert ref["requests"]["bring"]["goal"] > small["requests"]["bring"]["goal"]
+    assert data["prompt_ratios"]["largest"]["objects"] == 35
+    assert data["prompt_ratios"]["by_size"]["35"]["bring"]["goal"] == 1.0
+    assert ref["memory"]["merge_s"] is not None and ref["memory"]["objects"] == 35
+    text = (tmp_path / "summary.md").read_text()
+    assert "Prompt tokens" in text and "merge one location" in text
+    assert (tmp_path / "scale_prompts.png").stat().st_size > 0
+
+
+def test_padding_adds_distractors_and_changes_nothing_of_the_scene():
+    from affplan_ros.bench.padding import pad_scene
+
+    base = scale.household_scene(35)
+    padded = pad_scene(base, 300, seed=1)
+    assert len(padded.objects) == len(base.objects) + 300
+    assert set(base.relations) <= set(padded.relations)
+    new = set(padded.objects) - set(base.objects)
+    for r in padded.relations:
+        if r not in base.relations:     # a distractor on or in a new place, nothing else
+            assert r.predicate in ("on", "in") and set(r.args) <= new
+    assert not any(padded.objects[n].is_agent for n in new)
+    assert set(base.locations) < set(padded.locations) and len(padded.locations) - len(base.locations) == 30
+    assert pad_scene(base, 300, seed=1).relations == padded.relations

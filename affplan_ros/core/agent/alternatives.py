@@ -29,7 +29,7 @@ import re
 import time
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import Iterable, Optional, Protocol, Sequence
+from typing import Callable, Iterable, Optional, Protocol, Sequence
 
 from affplan_ros.core.goals.loop import ChatModelError, Message, ask
 from affplan_ros.core.model.scene import class_of
@@ -104,6 +104,19 @@ class AlternativeResult:
 
 
 # -- parsing the answers ---------------------------------------------------------------------
+
+DIRECT_CHOICES = 30    # kinds of things the direct question offers at most
+
+def direct_choices(missing: str, objects: Sequence[str], affordances_of: Callable[[str], set[str]]) -> list[str]:
+    """The kinds of things the direct question offers: every class of ``objects`` once; in a home
+    of more than ``DIRECT_CHOICES`` kinds, those most like the missing one (most shared
+    affordances), so the question stays the same size however much the home holds."""
+    choices = list(dict.fromkeys(objects))
+    if len(choices) > DIRECT_CHOICES:
+        like = affordances_of(missing)
+        choices = sorted(choices, key=lambda c: -len(like & affordances_of(c)))[:DIRECT_CHOICES]
+    return choices
+
 
 _LIST_RE = re.compile(r"\[[^\[\]]*\]")
 
@@ -246,7 +259,7 @@ class AlternativeSuggester:
 
     def _direct(self, res: AlternativeResult, task: str, objects: Sequence[str]) -> None:
         res.branches.append(Branch.DIRECT.value)
-        choices = list(dict.fromkeys(objects))
+        choices = direct_choices(res.missing, objects, self._affordances_of)
         if not choices:
             res.error = "the scene has no object that could replace it"
             return

@@ -66,6 +66,7 @@ class Vocabulary:
     verb_affordances: dict[str, list[str]]
     map_fixtures: frozenset[str] = frozenset()
     purposes: dict[str, tuple[str, ...]] = field(default_factory=dict)   # phrase -> affordances
+    needs: dict[str, tuple[str, ...]] = field(default_factory=dict)      # word -> purposes it calls for
     phrases: dict[str, set[str]] = field(default_factory=dict)   # phrase -> categories
 
     def __post_init__(self) -> None:
@@ -95,7 +96,9 @@ class Vocabulary:
                                          for k, v in data.get("verb_affordances", {}).items()},
                        map_fixtures=frozenset(str(x) for x in data.get("map_fixtures", [])),
                        purposes={_norm(str(k)): tuple(str(a) for a in v)
-                                 for k, v in data.get("purposes", {}).items()})
+                                 for k, v in data.get("purposes", {}).items()},
+                       needs={_norm(str(k)): tuple(_norm(str(p)) for p in v)
+                              for k, v in data.get("needs", {}).items()})
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise ValueError(f"malformed interpreter vocabulary {path or VOCABULARY}: {exc}") from exc
 

@@ -39,7 +39,7 @@ from typing import Optional, Sequence
 from affplan_ros.core.knowledge.oam import load_oam
 from affplan_ros.core.model.scene import Scene
 from affplan_ros.core.planning.encoding import PDDL_CONFIG
-from affplan_ros.core.planning.pruning import prune_scene
+from affplan_ros.core.planning.pruning import prune_scene, visit_bound
 from affplan_ros.core.planning.simulate import validate_plan as symbolic
 from affplan_ros.core.planning.task import PlanningTask, build_task
 
@@ -440,25 +440,54 @@ def plan_for_goal(scene: Scene, goal: Sequence[Sequence], *, mode: str = "optima
     full = build_task(scene, goal, **build_kwargs)
     opts = dict(mode=mode, split=split, validator=validator)
     if prune:
+        rest = {k: v for k, v in build_kwargs.items() if k not in ("agents", "capabilities")}
         kept = prune_scene(scene, goal, full)
-        if len(kept.objects) < len(scene.objects):
-            rest = {k: v for k, v in build_kwargs.items() if k not in ("agents", "capabilities")}
-            small = build_task(kept, goal, agents=full.agents, capabilities=full.capabilities, **rest)
-            build_s = time.monotonic() - t0
-            res = solve_task(small, time_limit=time_limit, validate_against=full, **opts)
+        anchored = prune_scene(scene, goal, full, anchored=True)
+        earlier: list[PlanResult] = []
+        for sub, bound in ((anchored, visit_bound(goal, full)), (kept, None)):
+            if len(sub.objects) >= len(scene.objects) or (bound is not None and len(sub.objects) >= len(kept.objects)):
+                continue
+            # First the places the plan must go to anyway: where that plan costs no more than
+            # any plan going elsewhere must (visit_bound), it is optimal for the whole home.
+            small = build_task(sub, goal, agents=full.agents, capabilities=full.capabilities, **rest)
+            left = time_limit / 2 if bound is not None else max(1.0, time_limit - (time.monotonic() - t0))
+            res = solve_task(small, time_limit=left, validate_against=full, **opts)
             res.objects_total, res.objects_used, res.pruned = len(full.object_types), len(small.object_types), True
-            res.timings.build_s = build_s
-            if res.solved or res.status == "timeout":
-                res.timings.total_s = time.monotonic() - t0
-                return res
-            left = max(1.0, time_limit - (time.monotonic() - t0))
-            res2 = solve_task(full, time_limit=left, **opts)
-            res2.fallback = True
-            res2.timings.build_s = build_s
-            res2.timings.total_s = time.monotonic() - t0
-            return res2
-    build_s = time.monotonic() - t0
-    res = solve_task(full, time_limit=time_limit, **opts)
-    res.timings.build_s = build_s
-    res.timings.total_s = time.monotonic() - t0
+            if bound is not None:
+                if res.solved and (mode != "optimal" or (res.optimal and res.cost <= bound)):
+                    return _finish(res, t0, earlier)
+            elif res.solved:
+                return _finish(res, t0, earlier)
+            elif res.status == "timeout":
+                first = next((e for e in earlier if e.solved), None)
+                if first is None:
+                    return _finish(res, t0, earlier)
+                # The places the plan goes to anyway gave a plan; the whole home's search ran out
+                # of time: that plan, said not to be proven optimal.
+                earlier.remove(first)
+                first.optimal = False
+                first.message = (f"optimal among the {first.objects_used} objects of the places the plan goes to "
+                                 f"anyway; planning with the other places ran out of time, so the plan may cost "
+                                 f"more than the optimum")
+                return _finish(first, t0, [*earlier, res])
+            earlier.append(res)
+        if earlier:
+            res = solve_task(full, time_limit=max(1.0, time_limit - (time.monotonic() - t0)), **opts)
+            res.fallback = True
+            return _finish(res, t0, earlier)
+    return _finish(solve_task(full, time_limit=time_limit, **opts), t0, [])
+
+
+def _finish(res: PlanResult, t0: float, earlier: Sequence[PlanResult]) -> PlanResult:
+    """``res`` with the whole call's timings: the planner time of the stages tried before it
+    counted in, building and pruning the tasks as the rest."""
+    t = res.timings
+    for e in earlier:
+        if e.timings.translate_s is not None:
+            t.translate_s = (t.translate_s or 0.0) + e.timings.translate_s
+        if e.timings.search_s is not None:
+            t.search_s = (t.search_s or 0.0) + e.timings.search_s
+        t.validate_s += e.timings.validate_s
+    t.total_s = time.monotonic() - t0
+    t.build_s = max(0.0, t.total_s - (t.translate_s or 0.0) - (t.search_s or 0.0) - t.validate_s)
     return res

@@ -21,7 +21,20 @@ falls back to the full problem if the pruned one has no plan). Kept are:
    transfer that moves a goal object from holder to holder (fill, pour) is only its holder
    now: a detour through another holder costs one more transfer and asks the same of it;
 4. supports and containers at locations whose furniture is not itself a support or
-   container, so an agent there can still put down what it holds.
+   container, so an agent there can still put down what it holds;
+5. of the places (a home has thirty, and a knife in every drawer), those the plan must go to
+   anyway (where the agents are, where the goal's objects and their holders are) and those no
+   other place beats, with the tools of rule 3 there (:func:`stand_ins`). Every action costs
+   its actor the same wherever it happens (AutoGPT+P's cost model), so a place whose furniture
+   serves every action the other's does (every type a capability takes, closed only where the
+   other is), with a tool of each kind the other offers at least as easy to take (the same
+   class in the same holders, no more of them closed, no more on top or inside), can stand in
+   for it in any plan: a plan going to the dropped place goes
+   to its stand-in instead at the same cost (an empty place is stood in for by any place of
+   the same furniture: something put down there can be put down there). A place the plan
+   goes to anyway stands in for any place it could stand in for. Of places that stand in for
+   each other one is kept (a plan that fetched from two of them fetches both from it), and
+   one tool of a kind in one state per place (a tool is not used up: one serves every use).
 """
 from __future__ import annotations
 
@@ -96,9 +109,11 @@ def _transfer_sources(cap, bound: set[str]) -> set[str]:
             and (p, args) in dels and (p, args[0]) in adds}
 
 
-def prune_scene(scene: Scene, goal: Sequence[Sequence], task) -> Scene:
+def prune_scene(scene: Scene, goal: Sequence[Sequence], task, anchored: bool = False) -> Scene:
     """The sub-scene that a plan for ``goal`` can need (see module doc); ``task`` is the
-    full PlanningTask (for capabilities, agents and affordances)."""
+    full PlanningTask (for capabilities, agents and affordances). ``anchored``: rule 5 keeps
+    only the places the plan must go to anyway (not a safe pruning by itself: see
+    :func:`visit_bound` for when its plan is still optimal)."""
     sig = task.signature
     inv = {v: k for k, v in task.names.items()}
     affs = {inv.get(n, n): types for n, types in sig.objects.items()}
@@ -108,15 +123,11 @@ def prune_scene(scene: Scene, goal: Sequence[Sequence], task) -> Scene:
     keep |= {r.args[0] for r in scene.relations if r.predicate == "inhand"}
 
     caps, preds = relevant_capabilities(goal, task.capabilities)
+    base = set(keep)
     for name in caps:
         cap = task.capabilities[name]
         bound = {a.lstrip("?") for p, args, pos in _atoms(cap.effect) if (p, pos) in preds
                  for a in args}
-        # A parameter tied to a changed object by a precondition the plan does not try to
-        # change (grasp's ?from in (on ?object ?from)) is found by the holder closure below.
-        # Only when the parameter's affordance is exactly what the predicate requires there:
-        # chop's (on ?target ?on) asks for a sturdy-support, stronger than `on`'s support,
-        # so the target may first have to be put on one - every sturdy-support is kept.
         ptypes = {q.name: q.type for q in cap.parameters}
         tied = set()
         for p, args, pos in _atoms(cap.precondition):
@@ -132,8 +143,12 @@ def prune_scene(scene: Scene, goal: Sequence[Sequence], task) -> Scene:
             if param.type in ("location", "actor") or param.name in bound or param.name in tied:
                 continue
             keep |= {o for o, types in affs.items() if param.type in types}
+    roles = {q.type for cap in task.capabilities.values() for q in cap.parameters} - {"location", "actor"}
+    keep -= stand_ins(scene, affs, base, keep - base, goal, roles, anchored)
 
     for loc in scene.locations.values():
+        if loc.name in scene.objects and loc.name not in keep:
+            continue      # a place rule 5 dropped
         anchor = affs.get(loc.name, frozenset())
         if not ({"support", "contain"} & anchor):
             keep |= {o for o in loc.objects if {"support", "contain"} & affs.get(o, frozenset())}
@@ -150,3 +165,116 @@ def prune_scene(scene: Scene, goal: Sequence[Sequence], task) -> Scene:
                 keep.add(h)
                 frontier.append(h)
     return scene.subset(keep)
+
+
+def stand_ins(scene: Scene, affs, base: set[str], tools: set[str], goal: Sequence[Sequence],
+              roles: set[str], anchored: bool = False) -> set[str]:
+    """What rule 5 drops: the places another kept place stands in for, with the ``tools`` (kept
+    only as a capability's tool, by rule 3) there, and a second and further tool of the same
+    kind in the same state at one place. ``base``: what rules 1 and 2 keep anyway (a place
+    holding any of it, or where an agent is, is never dropped); ``roles``: the types the
+    capabilities take (what of a place's furniture an action can use)."""
+    holder: dict[str, tuple[str, str]] = {}
+    on_top: dict[str, int] = {}
+    for r in scene.relations:
+        if r.predicate in HOLDING and len(r.args) == 2 and r.args[0] not in holder:
+            holder[r.args[0]] = (r.predicate, r.args[1])
+            if r.predicate == "on":
+                on_top[r.args[1]] = on_top.get(r.args[1], 0) + 1
+    closed = {r.args[0] for r in scene.relations if r.predicate == "closed" and r.args}
+    place_of: dict[str, str] = {}
+    for loc in scene.locations.values():
+        for o in loc.objects:
+            place_of.setdefault(o, loc.name)
+        place_of[loc.name] = loc.name
+    # Places every plan goes to or starts from: not candidates for dropping.
+    anchors = {scene.location_of(a) for a in scene.agents}
+    anchors |= {place_of.get(a) for c in goal for lit in c for a in lit.args}
+    anchors |= {place_of.get(o) for o in base if o not in scene.locations}
+    anchors.discard(None)
+
+    unary: dict[str, set[str]] = {}
+    for r in scene.relations:
+        if len(r.args) == 1:
+            unary.setdefault(r.args[0], set()).add(r.predicate)
+    held_in: dict[str, int] = {}
+    for r in scene.relations:
+        if r.predicate in ("in", "liquid_in") and len(r.args) == 2:
+            held_in[r.args[1]] = held_in.get(r.args[1], 0) + 1
+
+    def state(o: str) -> tuple:
+        """How a tool sits: its class (its size and every affordance: a sponge fits in a bowl,
+        not in a cup), its own state (closed, ...), per holder (relation, holder's types,
+        closed), how many things stand on it and are in it. Two tools in the same state are
+        interchangeable."""
+        chain, seen, x = [], set(), o
+        while x in holder and x not in seen and x not in scene.locations:
+            seen.add(x)
+            rel, h = holder[x]
+            # The place's own furniture is compared place against place (stands_in).
+            chain.append((rel, None if h in scene.locations else frozenset(affs.get(h, ())), h in closed))
+            x = h
+        own = (scene.objects[o].class_name, frozenset(unary.get(o, ())), held_in.get(o, 0))
+        return (own, tuple(chain), on_top.get(o, 0))
+
+    def easier(a: tuple, b: tuple) -> bool:
+        """Tool state ``a`` is at least as easy to take as ``b`` (the same tool in the same
+        holders; no more of them closed; no more on top)."""
+        return (a[0] == b[0] and len(a[1]) == len(b[1]) and a[2] <= b[2]
+                and all(x[0] == y[0] and x[1] == y[1] and (not x[2] or y[2]) for x, y in zip(a[1], b[1])))
+
+    drop: set[str] = set()
+    offers: dict[str, dict[tuple, list[str]]] = {}
+    for t in sorted(tools):
+        where = place_of.get(t)
+        if where is None or t in base:
+            continue
+        offers.setdefault(where, {}).setdefault(state(t), []).append(t)
+    for states in offers.values():       # one of a kind in one state serves every use
+        for same in states.values():
+            drop |= set(same[1:])
+    free = sorted(p for p in scene.locations if p in scene.objects and p not in anchors)
+    for p in free:
+        offers.setdefault(p, {})
+
+    def furnished(m: str, p: str) -> bool:
+        """Whatever an action can do with the furniture of ``p`` it can do with that of ``m``:
+        every type a capability takes that ``p`` has, ``m`` has; ``m`` is closed only where
+        ``p`` is, and open where ``p`` is."""
+        um, up = unary.get(m, set()), unary.get(p, set())
+        return (roles & set(affs.get(p, ())) <= set(affs.get(m, ())) and um - {"opened"} <= up - {"opened"}
+                and ("opened" not in up or "opened" in um))
+
+    def stands_in(m: str, p: str) -> bool:
+        """Place ``m`` offers, for every kind of tool ``p`` offers, one at least as easy to take."""
+        return furnished(m, p) and all(any(easier(sm, sp) for sm in offers[m]) for sp in offers[p])
+
+    kept_equal: dict[str, int] = {}
+    for p in anchors:
+        offers.setdefault(p, {})
+    for p in free:
+        # A place the plan goes to anyway serves as well as one it would go to for the same.
+        beaten = anchored or any(stands_in(m, p) for m in anchors if m in scene.locations) or any(
+            stands_in(m, p) and not stands_in(p, m) for m in free if m != p)
+        if not beaten:
+            first = next(m for m in free if m == p or (stands_in(m, p) and stands_in(p, m)))
+            kept_equal[first] = kept_equal.get(first, 0) + 1
+            if kept_equal[first] <= 1:
+                continue
+        for same in offers[p].values():
+            drop |= set(same)
+        drop.add(p)
+    return drop
+
+
+def visit_bound(goal: Sequence[Sequence], task) -> float:
+    """A lower bound on the cost of any plan for ``goal`` that goes to a place
+    ``prune_scene(anchored=True)`` drops: such a place holds nothing the goal names and no
+    agent, so the plan moves an agent there (at least the cheapest agent's cost) and still
+    needs an action that achieves the goal (another, unless a capability that happens by
+    itself, at no cost, can achieve it). A plan of the anchored task that costs no more is
+    optimal for the whole scene."""
+    cheapest = min((float(a.cost) for a in task.agents), default=0.0)
+    caps, _ = relevant_capabilities(goal, task.capabilities)
+    free_goal_action = any(task.capabilities[c].environment for c in caps)
+    return cheapest * (1 if free_goal_action else 2)

@@ -1,0 +1,97 @@
+"""Rule 5 of the pruning (places that stand in for each other, the places a plan goes to anyway
+first): it drops places and tools, and the optimal cost stays what the unpruned search finds."""
+import pytest
+
+from affplan_ros.core.files.scene_io import parse_scene_text
+from affplan_ros.core.goals.extraction import parse_goal
+from affplan_ros.core.goals.formula import to_dnf
+from affplan_ros.core.planning.planner import plan_for_goal
+from affplan_ros.core.planning.pruning import prune_scene, visit_bound
+from affplan_ros.core.planning.task import build_task
+
+PLACES = ["table:0", "table:1", "counter:0", "counter:1", "counter:2", "counter:3", "cupboard:0"]
+
+
+def scene(things: dict[str, list[str]], extra: list[str] = ()):
+    """A home of PLACES; ``things``: place -> "relation object" lines of what is there."""
+    objects = {p for p in PLACES} | {"human:0"}
+    relations = ["at robot:0 counter:0", "at human:0 table:0", "closed cupboard:0", *extra]
+    members: dict[str, list[str]] = {p: [] for p in PLACES}
+    for place, lines in things.items():
+        for line in lines:
+            rel, obj, *holder = line.split()
+            objects.add(obj)
+            relations.append(f"{rel} {obj} {holder[0] if holder else place}")
+            members[place].append(obj)
+    text = ("OBJECTS\n" + "\n".join(sorted(objects)) + "\nEND-OBJECTS\nRELATIONS\n" + "\n".join(relations)
+            + "\nEND-RELATIONS\nLOCATIONS\n"
+            + "\n".join(f"{p.replace(':', '')} {p} {' '.join(members[p])}" for p in PLACES) + "\nEND-LOCATIONS\n")
+    return parse_scene_text(text, "places.txt")
+
+
+CHOP = to_dnf(parse_goal("(and (chopped tomato0))"))
+
+
+def both(s, goal=CHOP):
+    pruned = plan_for_goal(s, goal, time_limit=60)
+    full = plan_for_goal(s, goal, time_limit=60, prune=False)
+    assert pruned.solved and full.solved and full.optimal, (pruned.message, full.message)
+    return pruned, full
+
+
+def test_tools_elsewhere_two_equal_counters_one_kept_and_the_cost_unchanged():
+    s = scene({"counter:0": ["on tomato:0"],
+               "counter:1": ["on kitchen_knife:1", "on cutting_board:1"],
+               "counter:2": ["on kitchen_knife:2", "on cutting_board:2"],
+               "cupboard:0": ["in kitchen_knife:3"],
+               "table:1": ["on kitchen_knife:4"]})
+    full_task = build_task(s, CHOP)
+    kept = prune_scene(s, CHOP, full_task)
+    # counter1 and counter2 offer the same: one of them is kept; counter3 (empty) is a counter
+    # like counter0, where the robot is; the knife on a table is no easier to take than the one
+    # on the kept counter, which serves whatever a table does: the table goes; the knife in the
+    # closed cupboard is another state (taken out, not picked up): it stays.
+    assert len({"counter1", "counter2"} & set(kept.objects)) == 1
+    assert not {"counter3", "table1", "kitchen_knife4"} & set(kept.objects)
+    assert "kitchen_knife3" in kept.objects and "cupboard0" in kept.objects
+    pruned, full = both(s)
+    assert pruned.cost == full.cost
+    assert pruned.objects_used < full.objects_used
+
+
+def test_a_knife_in_a_closed_box_here_against_a_free_one_at_another_counter():
+    s = scene({"counter:0": ["on tomato:0", "on cutting_board:0", "on box:0", "in kitchen_knife:0 box:0"],
+               "counter:1": ["on kitchen_knife:1"],
+               "counter:2": ["on box:1", "in kitchen_knife:2 box:1"]},
+              ["closed box:0", "closed box:1"])
+    kept = prune_scene(s, CHOP, build_task(s, CHOP))
+    assert "counter2" not in kept.objects and "kitchen_knife2" not in kept.objects  # counter1 is easier
+    pruned, full = both(s)
+    assert pruned.cost == full.cost
+
+
+def test_everything_here_the_first_stage_is_optimal_and_proven_so():
+    s = scene({"counter:0": ["on cutting_board:0", "on tomato:0 cutting_board:0", "on kitchen_knife:0"],
+               "counter:1": ["on kitchen_knife:1", "on cutting_board:1"],
+               "table:1": ["on kitchen_knife:2"]})
+    full_task = build_task(s, CHOP)
+    anchored = prune_scene(s, CHOP, full_task, anchored=True)
+    assert not {"counter1", "table1", "kitchen_knife1", "kitchen_knife2"} & set(anchored.objects)
+    pruned, full = both(s)
+    assert pruned.cost == full.cost == 2 <= visit_bound(CHOP, full_task)
+    assert pruned.objects_used == len(anchored.objects) - 1 + 1   # robot0 is added by the task
+
+
+@pytest.mark.parametrize("goal_text", ["(and (inhand kitchen_knife1 human0))", "(and (in apple0 cupboard0))"])
+def test_goals_that_name_what_is_elsewhere_keep_its_place(goal_text):
+    s = scene({"counter:0": ["on apple:0"], "counter:1": ["on kitchen_knife:1"],
+               "counter:2": ["on kitchen_knife:2"]})
+    g = to_dnf(parse_goal(goal_text))
+    kept = prune_scene(s, g, build_task(s, g))
+    for lit in g[0]:
+        for a in lit.args:
+            assert a in kept.objects
+            loc = s.location_of(a)
+            assert loc is None or loc in kept.objects
+    pruned, full = both(s, g)
+    assert pruned.cost == full.cost
