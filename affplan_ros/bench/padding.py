@@ -31,7 +31,8 @@ def pad_scene(scene, objects: int, seed: int = 0):
     carried = sorted({scene.objects[r.args[0]].class_name for r in scene.relations
                       if r.predicate in _HOLDING and r.args[0] in scene.objects and r.args[0] not in liquids
                       and not scene.objects[r.args[0]].is_agent and r.args[0] not in scene.locations})
-    places = sorted({scene.objects[p].class_name for p in scene.locations if p in scene.objects})
+    places = sorted({scene.objects[p].class_name for p in scene.locations
+                     if p in scene.objects and not scene.objects[p].is_agent})   # a person is no furniture
     # A place whose furniture holds things "in" (a cupboard) gets them in, else on.
     inside = {scene.objects[r.args[1]].class_name for r in scene.relations
               if r.predicate == "in" and r.args[1] in scene.locations and r.args[1] in scene.objects}
