@@ -43,6 +43,7 @@ def measure_prompts(scene, count: Callable[[str], int], oam) -> dict:
     from affplan_ros.core.agent.alternatives import direct_choices
     from affplan_ros.core.agent.tool_loop import ToolPromptView
     from affplan_ros.core.goals.loop import GoalMode
+    from affplan_ros.core.model.limits import MAX_INSTRUCTIONS
     from affplan_ros.llm.prompting import GoalPromptBuilder
     from affplan_ros.llm.tool_prompting import AlternativePromptBuilder, ToolPromptBuilder
     from affplan_ros.sim.executor import SimulatedExecutor
@@ -50,6 +51,7 @@ def measure_prompts(scene, count: Callable[[str], int], oam) -> dict:
     memory = SimulatedExecutor(scene, oam=oam).initial_memory("all")
     goal, tool = GoalPromptBuilder(), ToolPromptBuilder()
     rows = {}
+    kept_history = tuple(_year_of_requests())[-MAX_INSTRUCTIONS:]   # what the memory keeps of a year
     for label, text, _named in REQUESTS:
         row = {
             "goal": chat_tokens(count, goal.initial_messages(_goal_request(scene, text, oam))),
@@ -57,9 +59,8 @@ def measure_prompts(scene, count: Callable[[str], int], oam) -> dict:
                 _goal_request(scene, text, oam, GoalMode.PARTIAL_PLAN, 8))),
             "tool": chat_tokens(count, tool.initial_messages(ToolPromptView(text, "", (), "", memory))),
         }
-        year = tuple(_year_of_requests())[-YEAR_OF_REQUESTS:]
         row["tool_after_year"] = chat_tokens(count, tool.initial_messages(
-            ToolPromptView(text, "", year[-_kept():], "", memory)))
+            ToolPromptView(text, "", kept_history, "", memory)))
         row["history_added"] = row["tool_after_year"] - row["tool"]
         rows[label] = row
     # Algorithm 2's questions for a class no home here has: the choice among the classes that
@@ -82,12 +83,6 @@ def measure_prompts(scene, count: Callable[[str], int], oam) -> dict:
     for row in rows.values():
         row.update(alternatives)
     return {"requests": rows, "memory": memory_times(memory, scene)}
-
-
-def _kept() -> int:
-    from affplan_ros.core.model.limits import MAX_INSTRUCTIONS
-
-    return MAX_INSTRUCTIONS
 
 
 def _year_of_requests():

@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Optional, Sequence
 
-from affplan_ros.core.model.scene import Relation
+from affplan_ros.core.model.scene import Relation, split_name
 
 PROMPT_OBJECTS = 40          # objects a prompt lists at most (agents not counted)
 PROMPT_PER_CLASS = 4         # instances of one named class listed at most
@@ -136,9 +136,7 @@ def request_focus(request: str, classes: Mapping[str, str], relations: Sequence[
     named = _named_classes(request, set(by_class))
     per_class = len(things) if small else per_class
     reason = "named"
-    if literal and not named:
-        pass
-    elif named:
+    if named:
         take(n for c in sorted(named) for n in by_class[c][:per_class])
         # Only places named ("clear the table"): what the first of them holds (where a person is
         # first) is what the request is about.
@@ -147,7 +145,7 @@ def request_focus(request: str, classes: Mapping[str, str], relations: Sequence[
             first = next((n for n in listed if n in places and classes[n] in named), None)
             inside = sorted((o for o in contents.get(first, ()) if o not in agents), key=order.get)
             take(inside[:len(inside) if small else per_place])
-    else:
+    elif not literal:
         wanted = _needs(request)
         if wanted:
             reason = "need"
@@ -187,8 +185,7 @@ def recent_requests(previous: Sequence[str], request: str, classes: Iterable[str
 
 def natural_key(name: str) -> tuple[str, int]:
     """``cup10`` after ``cup9``."""
-    m = re.fullmatch(r"(.*?)(\d+)", name)
-    return (m.group(1), int(m.group(2))) if m else (name, -1)
+    return split_name(name) or (name, -1)
 
 
 def _group(names: Iterable[str], classes: Mapping[str, str], order) -> dict[str, list[str]]:

@@ -107,14 +107,6 @@ def named_classes(text: str, classes: Iterable[str]) -> set[str]:
     return found
 
 
-def relevant_objects(request: GoalRequest) -> set[str] | None:
-    """Objects the request concerns (what it names, what holds them, the agents), or None when
-    it names none in a home small enough to show whole (then everything is relevant: "I am
-    thirsty")."""
-    selected = goal_focus(request).selected
-    return None if selected is None else set(selected)
-
-
 def goal_focus(request: GoalRequest) -> Focus:
     """What of the scene the goal prompt lists (:mod:`affplan_ros.llm.focus`); all of it for a
     home within the prompt's budget or a request without a scene."""

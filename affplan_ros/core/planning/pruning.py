@@ -176,12 +176,20 @@ def stand_ins(scene: Scene, affs, base: set[str], tools: set[str], goal: Sequenc
     capabilities take (what of a place's furniture an action can use)."""
     holder: dict[str, tuple[str, str]] = {}
     on_top: dict[str, int] = {}
+    held_in: dict[str, int] = {}
+    unary: dict[str, set[str]] = {}
     for r in scene.relations:
-        if r.predicate in HOLDING and len(r.args) == 2 and r.args[0] not in holder:
+        if len(r.args) == 1:
+            unary.setdefault(r.args[0], set()).add(r.predicate)
+        if len(r.args) != 2:
+            continue
+        if r.predicate in ("in", "liquid_in"):
+            held_in[r.args[1]] = held_in.get(r.args[1], 0) + 1
+        if r.predicate in HOLDING and r.args[0] not in holder:
             holder[r.args[0]] = (r.predicate, r.args[1])
             if r.predicate == "on":
                 on_top[r.args[1]] = on_top.get(r.args[1], 0) + 1
-    closed = {r.args[0] for r in scene.relations if r.predicate == "closed" and r.args}
+    closed = {o for o, preds in unary.items() if "closed" in preds}
     place_of: dict[str, str] = {}
     for loc in scene.locations.values():
         for o in loc.objects:
@@ -192,15 +200,6 @@ def stand_ins(scene: Scene, affs, base: set[str], tools: set[str], goal: Sequenc
     anchors |= {place_of.get(a) for c in goal for lit in c for a in lit.args}
     anchors |= {place_of.get(o) for o in base if o not in scene.locations}
     anchors.discard(None)
-
-    unary: dict[str, set[str]] = {}
-    for r in scene.relations:
-        if len(r.args) == 1:
-            unary.setdefault(r.args[0], set()).add(r.predicate)
-    held_in: dict[str, int] = {}
-    for r in scene.relations:
-        if r.predicate in ("in", "liquid_in") and len(r.args) == 2:
-            held_in[r.args[1]] = held_in.get(r.args[1], 0) + 1
 
     def state(o: str) -> tuple:
         """How a tool sits: its class (its size and every affordance: a sponge fits in a bowl,
@@ -249,7 +248,7 @@ def stand_ins(scene: Scene, affs, base: set[str], tools: set[str], goal: Sequenc
         """Place ``m`` offers, for every kind of tool ``p`` offers, one at least as easy to take."""
         return furnished(m, p) and all(any(easier(sm, sp) for sm in offers[m]) for sp in offers[p])
 
-    kept_equal: dict[str, int] = {}
+    kept_equal: set[str] = set()     # one place of each group that stands in for each other
     for p in anchors:
         offers.setdefault(p, {})
     for p in free:
@@ -258,8 +257,8 @@ def stand_ins(scene: Scene, affs, base: set[str], tools: set[str], goal: Sequenc
             stands_in(m, p) and not stands_in(p, m) for m in free if m != p)
         if not beaten:
             first = next(m for m in free if m == p or (stands_in(m, p) and stands_in(p, m)))
-            kept_equal[first] = kept_equal.get(first, 0) + 1
-            if kept_equal[first] <= 1:
+            if first not in kept_equal:
+                kept_equal.add(first)
                 continue
         for same in offers[p].values():
             drop |= set(same)

@@ -59,13 +59,16 @@ class _Holders:
         self.update(state, ())
 
     def update(self, adds: Iterable[Atom], dels: Iterable[Atom]) -> None:
-        for a, sign in [(a, -1) for a in dels if a[0] in ("on", "in")] + [(a, 1) for a in adds
-                                                                         if a[0] in ("on", "in")]:
+        for a in dels:
             if len(a) == 3 and a[0] == "on":
-                self.on[a[2]] = self.on.get(a[2], 0) + sign
+                self.on[a[2]] = self.on.get(a[2], 0) - 1
             elif len(a) == 3 and a[0] == "in":
-                (self.inside.setdefault(a[1], set()).add if sign > 0 else
-                 self.inside.setdefault(a[1], set()).discard)(a[2])
+                self.inside.get(a[1], set()).discard(a[2])
+        for a in adds:
+            if len(a) == 3 and a[0] == "on":
+                self.on[a[2]] = self.on.get(a[2], 0) + 1
+            elif len(a) == 3 and a[0] == "in":
+                self.inside.setdefault(a[1], set()).add(a[2])
 
 
 def substitute(expr, binding):
