@@ -189,6 +189,8 @@ def _measure(scene, dnf, prune: bool, args) -> dict:
         "status": status,
         "optimal": bool(res.solved and res.optimal),
         "cost": res.cost if res.solved else None,
+        # What the optimal search proved: no plan costs less (the cost itself when optimal).
+        "lower_bound": res.lower_bound,
         "plan_length": len(res.plan) if res.solved else None,
         "objects_used": res.objects_used,
         "operators": res.operators,
@@ -227,10 +229,16 @@ def run(args: argparse.Namespace) -> int:
             p, u = row["pruned"], row["unpruned"]
             # Only proven optima can be compared (pruning must never change the optimal cost).
             row["costs_agree"] = (p["cost"] == u["cost"]) if p["optimal"] and u["optimal"] else None
+            # A proven bound of either side above the other's proven optimum would mean that
+            # pruning lost (or invented) a cheaper plan.
+            if row["costs_agree"] is None and (p["optimal"] or u["optimal"]):
+                opt, other = (p, u) if p["optimal"] else (u, p)
+                if other["lower_bound"] is not None and other["lower_bound"] > opt["cost"]:
+                    row["costs_agree"] = False
             rows.append(row)
             print(f"{n:4d} objects {kind:14s} pruned {p['status']:8s} {_fmt(p['total_s'])} s "
                   f"({p['objects_used']} obj, {p['operators']} ops)  unpruned {u['status']:8s} "
-                  f"{_fmt(u['total_s'])} s ({u['operators']} ops)  cost {p['cost']} / {u['cost']}", flush=True)
+                  f"{_fmt(u['total_s'])} s ({u['operators']} ops)  cost {_cost(p)} / {_cost(u)}", flush=True)
     per_size = _per_size(rows, sizes)
     result = {"benchmark": "scale", "mode": args.mode, "repeats": args.repeats, "time_limit_s": args.time_limit,
               "seed": args.seed, "goal_kinds": kinds, "sizes": per_size, "runs": rows,
@@ -257,7 +265,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _not_run() -> dict:
-    return {"status": "not_run", "optimal": False, "cost": None, "plan_length": None, "objects_used": None,
+    return {"status": "not_run", "optimal": False, "cost": None, "lower_bound": None, "plan_length": None,
+            "objects_used": None,
             "operators": None, "translate_s": None, "search_s": None, "planner_s": None, "total_s": None,
             "wall_s": None, "runs": 0, "fallback": None}
 
@@ -291,6 +300,13 @@ def _per_size(rows, sizes) -> list[dict]:
     return out
 
 
+def _cost(v: dict) -> str:
+    """A run's cost, with the proven lower bound beside a plan that is not proven optimal."""
+    if v["cost"] is None or v.get("optimal") or v.get("lower_bound") is None:
+        return str(v["cost"])
+    return f"{v['cost']:g} (optimum >= {v['lower_bound']:g})"
+
+
 def _fmt(x, digits: int = 3) -> str:
     return "-" if x is None else f"{x:.{digits}f}"
 
@@ -319,7 +335,7 @@ def _summary_md(result) -> str:
     for r in result["runs"]:
         p, u = r["pruned"], r["unpruned"]
         lines.append(f"| {r['objects']} | {r['goal_kind']} `{r['goal']}` | {p['status']} | {_fmt(p['total_s'])} "
-                     f"| {p['cost']} | {u['status']} | {_fmt(u['total_s'])} | {u['cost']} "
+                     f"| {_cost(p)} | {u['status']} | {_fmt(u['total_s'])} | {_cost(u)} "
                      f"| {'-' if r['costs_agree'] is None else r['costs_agree']} |")
     lines.append("")
     lines.append("All pruned/unpruned optimal costs agree where both solved: "

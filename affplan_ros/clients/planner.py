@@ -38,9 +38,17 @@ class RemotePlanner:
         if got.success:
             run.last_plan, run.steps_run = got.plan, 0
             run.gate.offer(got.goal, steps)
-            run.say(f"goal {got.goal}; plan of {len(steps)} steps, cost {got.plan.cost:g}: "
+            run.say(f"goal {got.goal}; plan of {len(steps)} steps, cost {got.plan.cost:g}{_optimality(got.plan)}: "
                     + "; ".join(step_text(s) for s in got.plan.steps)
                     + (f" (with learned knowledge: {'; '.join(got.learned)})" if got.learned else ""),
                     goal=got.goal, plan=got.plan)
         return PlanAttempt(got.success, got.message, goal=goal, plan=result, goal_text=got.goal or None,
                            agent_costs={s.agent: s.cost for s in got.plan.steps})
+
+
+def _optimality(plan) -> str:
+    """What is known of a plan's cost beside the optimum: nothing to add when it is optimal or
+    no optimal search ran (a Partial Plan, satisficing mode)."""
+    if plan.optimal or not plan.planner.startswith("fast-downward"):
+        return ""
+    return f" (not proven optimal; no plan costs less than {plan.lower_bound:g})" if plan.lower_bound else ""

@@ -162,7 +162,8 @@ class PlanningNode(Node):
             if result.solved:
                 response.plan = Plan(goal=attempt.goal_text or "", steps=steps_to_msg(result.plan, attempt.agent_costs),
                                      cost=float(result.cost or 0.0), partial=bool(partial),
-                                     planner="fast-downward" + ("-opt" if result.optimal else ""))
+                                     planner="fast-downward" + ("-opt" if result.optimal else ""),
+                                     optimal=bool(result.optimal), lower_bound=float(result.lower_bound or 0.0))
 
 
 def main(args=None) -> int:

@@ -26,6 +26,8 @@ def test_scale_tiny_run(tmp_path):
     for r in data["runs"]:
         assert r["pruned"]["cost"] == r["unpruned"]["cost"] is not None
         assert r["pruned"]["objects_used"] <= r["unpruned"]["objects_used"]
+        for v in (r["pruned"], r["unpruned"]):  # proven optimal: the bound is the cost
+            assert v["optimal"] and v["lower_bound"] == v["cost"]
     assert "| objects |" in (tmp_path / "summary.md").read_text()
 
 
@@ -72,3 +74,12 @@ def test_padding_adds_distractors_and_changes_nothing_of_the_scene():
     assert not any(padded.objects[n].is_agent for n in new)
     assert set(base.locations) < set(padded.locations) and len(padded.locations) - len(base.locations) == 30
     assert pad_scene(base, 300, seed=1).relations == padded.relations
+
+
+def test_a_negative_pad_is_refused_with_a_clear_error(tmp_path, capsys):
+    from affplan_ros.cli import main
+
+    for bench in (["plan"], ["autogptp", "--llm", "offline"]):
+        assert main(["bench", *bench, "--pad", "-3", "--out", str(tmp_path)]) == 2
+        assert "--pad -3: a number of objects >= 0" in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())

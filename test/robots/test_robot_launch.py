@@ -48,3 +48,5 @@ def test_task_level_nodes_come_up_with_the_robot_config(robot):
             assert list(plan.answered_by) == ["offline"] and "answered by" not in plan.message, plan
             assert [(s.action, s.agent, list(s.arguments)) for s in plan.plan.steps] == [
                 ("move", "robot0", ["counter0", "table0"])]
+            # proven optimal, as typed fields: the bound is the cost itself
+            assert plan.plan.optimal and plan.plan.lower_bound == plan.plan.cost == 1.0, plan.plan

@@ -39,21 +39,22 @@ from typing import Optional, Sequence
 from affplan_ros.core.knowledge.oam import load_oam
 from affplan_ros.core.model.scene import Scene
 from affplan_ros.core.planning.encoding import PDDL_CONFIG
-from affplan_ros.core.planning.pruning import prune_scene, visit_bound
+from affplan_ros.core.planning.pruning import goal_cost_bound, prune_scene, visit_bound
 from affplan_ros.core.planning.simulate import validate_plan as symbolic
 from affplan_ros.core.planning.task import PlanningTask, build_task
 
-# Search configurations; {t} is the remaining time (Fast Downward's own limit on search).
+# Search configurations; {t} is the remaining time (Fast Downward's own limit on search);
+# {bound} in an optimal one is empty or "bound=N," (only plans costing less than N).
 SEARCH_CONFIGS = {
     # A* with LM-cut: optimal for action costs; needs no axioms because disjunctive goals
     # are compiled into zero-cost goal actions. Strong per state, but slow per state on
     # tasks with thousands of operators.
-    "lmcut": "astar(lmcut(),max_time={t})",
+    "lmcut": "astar(lmcut(),{bound}max_time={t})",
     # A* with the admissible landmark heuristic of BJOLP (FD's seq-opt-bjolp): weaker than
     # LM-cut per state but far cheaper to compute.
-    "bjolp": "astar(landmark_cost_partitioning(lm_merged([lm_rhw(),lm_hm(m=1)])),max_time={t})",
+    "bjolp": "astar(landmark_cost_partitioning(lm_merged([lm_rhw(),lm_hm(m=1)])),{bound}max_time={t})",
     # A* with iPDB pattern databases (FD's seq-opt-ipdb style, construction time capped).
-    "ipdb": "astar(ipdb(max_time=5),max_time={t})",
+    "ipdb": "astar(ipdb(max_time=5),{bound}max_time={t})",
     # LAMA's landmark + FF greedy search with costs counted (+1, as LAMA's heuristics do):
     # fast and cost-aware (the unit-cost lama-first happily asks the human, cost 100).
     "greedy": ("let(hlm, eval_modify_costs(landmark_sum(lm_factory=lm_reasonable_orders_hps(lm_rhw()),"
@@ -135,6 +136,9 @@ class PlanResult:
     pruned: bool = False         # the returned plan comes from the pruned problem
     fallback: bool = False       # pruning gave no plan; solved unpruned
     operators: Optional[int] = None  # ground operators after translation
+    # No plan for the whole home costs less (proven by the optimal search; the cost itself when
+    # the plan is optimal). None where nothing was proven, e.g. in satisficing mode.
+    lower_bound: Optional[float] = None
     message: str = ""
     log: str = ""
 
@@ -203,6 +207,7 @@ class SearchRun:
     plan_text: Optional[str] = None
     cost: Optional[float] = None     # FD's plan cost (total-cost metric)
     rc: Optional[int] = None
+    lower_bound: Optional[float] = None  # an optimal search's last f layer: no plan costs less
 
 
 @dataclass
@@ -218,6 +223,15 @@ class FDRun:
     optimal: bool = False            # the plan comes from an optimal search that finished
 
     @property
+    def lower_bound(self) -> Optional[float]:
+        """The least cost any plan for this task can have, as the optimal searches proved it
+        (their plan's cost when one finished); None when no optimal search ran."""
+        bounds = [s.cost if s.status == "plan" else s.lower_bound
+                  for s in self.searches if s.config in OPTIMAL_CONFIGS]
+        bounds = [b for b in bounds if b is not None]
+        return max(bounds) if bounds else None
+
+    @property
     def best(self) -> Optional[SearchRun]:
         found = [s for s in self.searches if s.status == "plan"]
         return min(found, key=lambda s: (s.cost if s.cost is not None else math.inf)) if found else None
@@ -225,10 +239,21 @@ class FDRun:
 
 _OPERATORS_RE = re.compile(r"Translator operators: (\d+)")
 _PLAN_FILE_COST_RE = re.compile(r"^; cost = (\d+(?:\.\d+)?)", re.M)  # FD's last line of a plan file
+# A* logs "f = N, ... evaluated, ... expanded" each time it starts expanding a higher f layer.
+# With an admissible heuristic every cheaper plan would have been found by then, so N bounds
+# the optimum from below even when the search runs out of time.
+_F_LAYER_RE = re.compile(r"\] f = (\d+(?:\.\d+)?), ")
+
+
+def last_f_layer(log: str) -> Optional[float]:
+    """The highest f layer an A* search logged (a lower bound on the optimal cost), or None."""
+    layers = _F_LAYER_RE.findall(log)
+    return max(float(f) for f in layers) if layers else None
 
 
 def fast_downward(domain: str, problem: str, searches: Sequence[str | tuple[str, float]] | str,
-                  time_limit: float, translate_options: Sequence[str] = ()) -> FDRun:
+                  time_limit: float, translate_options: Sequence[str] = (),
+                  cost_bound: Optional[float] = None) -> FDRun:
     """Translate ``domain``/``problem`` (PDDL text) once, then run ``searches`` one after
     another on the result, all within ``time_limit`` seconds. A search is a key of
     SEARCH_CONFIGS, or (key, share): then it gets at most that share (0..1] of the time left
@@ -236,7 +261,10 @@ def fast_downward(domain: str, problem: str, searches: Sequence[str | tuple[str,
 
     Searches after one that proved the task unsolvable, or after an optimal one that found a
     plan, are skipped. The run's status is "plan" if any search found one (``plan_text`` is
-    the cheapest); ``optimal`` says whether an optimal search finished with it."""
+    the cheapest); ``optimal`` says whether an optimal search finished with it.
+
+    ``cost_bound``: the optimal searches look only for plans costing at most this, and report
+    the task unsolvable when there is none (quickly, where the bound is low)."""
     searches = [searches] if isinstance(searches, str) else list(searches)
     searches = [(s, 1.0) if isinstance(s, str) else (s[0], float(s[1])) for s in searches]
     bindir, downward = _fd_paths()
@@ -267,13 +295,16 @@ def fast_downward(domain: str, problem: str, searches: Sequence[str | tuple[str,
                 continue
             for old in Path(tmp).glob("plan*"):
                 old.unlink()
-            search = SEARCH_CONFIGS[name].format(t=max(1, int(left)))
+            # FD's bound is exclusive and its costs are integers.
+            bound = f"bound={math.floor(cost_bound) + 1}," if cost_bound is not None else ""
+            search = SEARCH_CONFIGS[name].format(t=max(1, int(left)), bound=bound)
             with open(Path(tmp, "output.sas")) as sas:
                 rc, out, wall = _run_group([str(downward), "--search", search, "--internal-plan-file", "plan"],
                                            cwd=tmp, timeout=left + 0.5, stdin=sas)
             run.log += out
             run.search_s += wall
-            sr = SearchRun(name, "error", seconds=wall, rc=rc)
+            sr = SearchRun(name, "error", seconds=wall, rc=rc,
+                           lower_bound=last_f_layer(out) if name in OPTIMAL_CONFIGS else None)
             # An anytime search writes plan.1, plan.2, ... (each cheaper than the one before)
             # and may be stopped by the time limit after finding some.
             plans = sorted(Path(tmp).glob("plan*"), key=lambda f: int(f.suffix[1:]) if f.suffix[1:].isdigit() else 0)
@@ -321,11 +352,12 @@ def _default_validator() -> str:
 def solve_task(task: PlanningTask, goal: Optional[Sequence[Sequence]] = None, *,
                mode: str = "optimal", time_limit: float = 30.0,
                validate_against: Optional[PlanningTask] = None, split: bool = True,
-               validator: Optional[str] = None) -> PlanResult:
+               validator: Optional[str] = None, cost_bound: Optional[float] = None) -> PlanResult:
     """Plan for ``task`` (goal given or the task's own), validate, return a PlanResult.
 
     ``validate_against``: the task the plan is checked on (the full task when ``task`` is a
-    pruned one); ``split``: use the split encoding of high-arity actions."""
+    pruned one); ``split``: use the split encoding of high-arity actions; ``cost_bound``
+    (optimal mode): only an optimal plan costing at most this, else UNSOLVABLE."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     validator = validator or _default_validator()
@@ -353,17 +385,21 @@ def solve_task(task: PlanningTask, goal: Optional[Sequence[Sequence]] = None, *,
         optimal = os.environ.get("AFFPLAN_OPTIMAL_SEARCH", DEFAULT_OPTIMAL)
         if optimal not in OPTIMAL_CONFIGS:
             raise ValueError(f"AFFPLAN_OPTIMAL_SEARCH must be one of {OPTIMAL_CONFIGS}, not {optimal!r}")
-        searches = [(optimal, OPTIMAL_SHARE), "anytime"]
+        # Under a cost bound only an optimal plan will do: no anytime search after it.
+        searches = [optimal] if cost_bound is not None else [(optimal, OPTIMAL_SHARE), "anytime"]
     else:
-        searches = ["greedy"]
-    run = fast_downward(domain, problem, searches, time_limit, options)
+        searches, cost_bound = ["greedy"], None
+    run = fast_downward(domain, problem, searches, time_limit, options, cost_bound=cost_bound)
     res = PlanResult(status=PlanStatus.ERROR, log=run.log, objects_total=len(task.object_types),
                      objects_used=len(task.object_types), operators=run.operators)
     res.timings.translate_s, res.timings.search_s = run.translate_s, run.search_s
+    res.lower_bound = run.lower_bound
     if run.status == "timeout":
         res.status, res.message = PlanStatus.TIMEOUT, f"no plan within {time_limit:.1f} s"
     elif run.status == "unsolvable":
-        res.status, res.message = PlanStatus.UNSOLVABLE, "the goal cannot be reached from this state"
+        res.status, res.message = PlanStatus.UNSOLVABLE, (
+            "the goal cannot be reached from this state" if cost_bound is None
+            else f"no plan costs at most {cost_bound:g}")
     elif run.status != "plan" or run.plan_text is None:
         res.status, res.message = PlanStatus.ERROR, f"Fast Downward failed (exit code {run.rc})"
     else:
@@ -385,7 +421,8 @@ def solve_task(task: PlanningTask, goal: Optional[Sequence[Sequence]] = None, *,
             res.cost, res.message = cost, msg
             if ok and mode == "optimal" and not run.optimal:
                 res.message = (f"the optimal search found no plan within {time_limit:.0f} s; this plan "
-                               f"comes from the anytime (LAMA) search and may cost more than the optimum")
+                               f"comes from the anytime (LAMA) search and may cost more than the optimum"
+                               + _bound_text(res.lower_bound))
         res.timings.validate_s = time.monotonic() - tv
     res.timings.total_s = time.monotonic() - t0
     return res
@@ -447,11 +484,16 @@ def plan_for_goal(scene: Scene, goal: Sequence[Sequence], *, mode: str = "optima
         for sub, bound in ((anchored, visit_bound(goal, full)), (kept, None)):
             if len(sub.objects) >= len(scene.objects) or (bound is not None and len(sub.objects) >= len(kept.objects)):
                 continue
+            if mode == "optimal" and bound is not None and goal_cost_bound(goal, full) > bound:
+                continue  # every plan costs more than the first stage could prove optimal
             # First the places the plan must go to anyway: where that plan costs no more than
             # any plan going elsewhere must (visit_bound), it is optimal for the whole home.
             small = build_task(sub, goal, agents=full.agents, capabilities=full.capabilities, **rest)
             left = time_limit / 2 if bound is not None else max(1.0, time_limit - (time.monotonic() - t0))
-            res = solve_task(small, time_limit=left, validate_against=full, **opts)
+            # Bounded by visit_bound, the first stage's search ends at once where the plan must
+            # cost more (a goal of many things), instead of proving an optimum that is of no use.
+            res = solve_task(small, time_limit=left, validate_against=full,
+                             cost_bound=bound if mode == "optimal" else None, **opts)
             res.objects_total, res.objects_used, res.pruned = len(full.object_types), len(small.object_types), True
             if bound is not None:
                 if res.solved and (mode != "optimal" or (res.optimal and res.cost <= bound)):
@@ -466,9 +508,11 @@ def plan_for_goal(scene: Scene, goal: Sequence[Sequence], *, mode: str = "optima
                 # of time: that plan, said not to be proven optimal.
                 earlier.remove(first)
                 first.optimal = False
+                # Only the whole-home search's bound holds for the home (rule 5 keeps its optimum).
+                first.lower_bound = res.lower_bound
                 first.message = (f"optimal among the {first.objects_used} objects of the places the plan goes to "
                                  f"anyway; planning with the other places ran out of time, so the plan may cost "
-                                 f"more than the optimum")
+                                 f"more than the optimum" + _bound_text(first.lower_bound))
                 return _finish(first, t0, [*earlier, res])
             earlier.append(res)
         if earlier:
@@ -476,6 +520,10 @@ def plan_for_goal(scene: Scene, goal: Sequence[Sequence], *, mode: str = "optima
             res.fallback = True
             return _finish(res, t0, earlier)
     return _finish(solve_task(full, time_limit=time_limit, **opts), t0, [])
+
+
+def _bound_text(bound: Optional[float]) -> str:
+    return f" (no plan costs less than {bound:g}, as far as the optimal search got)" if bound else ""
 
 
 def _finish(res: PlanResult, t0: float, earlier: Sequence[PlanResult]) -> PlanResult:

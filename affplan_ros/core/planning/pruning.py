@@ -38,6 +38,7 @@ falls back to the full problem if the pruned one has no plan). Kept are:
 """
 from __future__ import annotations
 
+import math
 from typing import Sequence
 
 from affplan_ros.core.goals.sexpr import parse_sexprs
@@ -277,3 +278,58 @@ def visit_bound(goal: Sequence[Sequence], task) -> float:
     caps, _ = relevant_capabilities(goal, task.capabilities)
     free_goal_action = any(task.capabilities[c].environment for c in caps)
     return cheapest * (1 if free_goal_action else 2)
+
+
+def goal_cost_bound(goal: Sequence[Sequence], task) -> float:
+    """A lower bound on the cost of any plan for ``goal`` (DNF) from ``task``'s initial state,
+    found without search. Each positive goal literal that does not hold yet needs an action
+    that adds it; one action adds at most as many atoms of a predicate as its effect names
+    (any number under forall or when), and costs at least the cheapest agent's cost (nothing
+    if it happens by itself). So a conjunction of n such literals of one predicate needs
+    ceil(n / most added by one action) actions. Negated and derived literals count nothing.
+    Used to skip a search whose cost bound no plan can meet (ten things to clear away)."""
+    from affplan_ros.core.planning.simulate import initial_state  # it needs the task module
+
+    cheapest = min((float(a.cost) for a in task.agents), default=0.0)
+    most: dict[str, float] = {}     # predicate -> the most atoms of it one action adds
+    cost: dict[str, float] = {}     # predicate -> the least an action adding it costs
+    for cap in task.capabilities.values():
+        for pred, n in _adds_per_action(cap.effect).items():
+            most[pred] = max(most.get(pred, 0.0), n)
+            cost[pred] = min(cost.get(pred, math.inf), 0.0 if cap.environment else cheapest)
+    state = initial_state(task)
+    best = math.inf
+    for conj in goal:
+        todo: dict[str, int] = {}
+        for lit in conj:
+            atom = (lit.predicate, *(task._map(a) for a in lit.args))
+            if not lit.negated and lit.predicate in most and atom not in state:
+                todo[lit.predicate] = todo.get(lit.predicate, 0) + 1
+        need = max((max(1, math.ceil(n / most[p])) * cost[p] for p, n in todo.items()), default=0.0)
+        best = min(best, need)
+    return 0.0 if best == math.inf else best
+
+
+def _adds_per_action(effect: str) -> dict[str, float]:
+    """Predicate -> how many atoms of it one action with ``effect`` adds (inf under forall or
+    when, where one action may add any number)."""
+    out: dict[str, float] = {}
+
+    def walk(e, positive: bool, nested: bool) -> None:
+        if isinstance(e, str) or not e:
+            return
+        head = e[0]
+        if head == "not":
+            walk(e[1], not positive, nested)
+        elif head == "and":
+            for c in e[1:]:
+                walk(c, positive, nested)
+        elif head == "forall":          # (forall (?x ...) effect)
+            walk(e[2] if len(e) > 2 else None, positive, True)
+        elif head == "when":            # (when condition effect): only the effect adds
+            walk(e[2] if len(e) > 2 else None, positive, True)
+        elif isinstance(head, str) and head not in _LOGIC and positive:
+            out[head] = math.inf if nested else out.get(head, 0.0) + 1
+    for expr in parse_sexprs(effect):
+        walk(expr, True, False)
+    return out

@@ -590,7 +590,17 @@ def _fitting_pairs(scene: Scene, affs: Mapping[str, frozenset[str]], table: Obje
     for c in containers:  # the OAM says it contains, the table gives no inner space: its outer box
         if props[c].inner is None:
             props[c] = replace(props[c], inner=props[c].size)
-    return [(x, c) for c in containers for x in carried if x != c and props[x].fits_into(props[c])]
+    # fits_into reads only these; a home of a thousand objects has hundreds of thousands of
+    # pairs but a few hundred distinct ones.
+    memo: dict[tuple, bool] = {}
+
+    def fits(x: str, c: str) -> bool:
+        key = (props[x].size, props[x].liquid, props[c].inner)
+        if key not in memo:
+            memo[key] = props[x].fits_into(props[c])
+        return memo[key]
+
+    return [(x, c) for c in containers for x in carried if x != c and fits(x, c)]
 
 
 def _strip_and(expr: str) -> str:

@@ -7,7 +7,7 @@ simple_task with pruning and checks pruning on a sample against the unpruned pro
 import os
 
 import pytest
-from _oracle import autogpt_dir, run_oracle
+from _oracle import autogpt_dir, run_oracle, sim_oam_path
 
 SLOW = os.environ.get("AFFPLAN_SLOW") == "1"
 
@@ -56,3 +56,30 @@ def test_other_oracle_sets(csv_name):
     n, report = _summary(run_oracle(csv_name, prune=True))
     print(f"{csv_name}: {n} reach min_costs\n{report}")
     assert n >= {"evaluation_simple_goal.csv": 27, "evaluation_complex_goal.csv": 24}[csv_name]
+
+
+def test_the_goal_cost_bound_never_exceeds_a_known_plan_cost():
+    # goal_cost_bound lets the planner skip the first stage where no plan can cost as little as
+    # that stage proves optimal; it must never claim more than a plan really costs. Every
+    # evaluation case with the oracle's plan cost (min_costs), no planning needed (~2 s).
+    from affplan_ros.core.files.scene_io import load_scene, read_scenarios
+    from affplan_ros.core.goals.extraction import parse_goal
+    from affplan_ros.core.goals.formula import to_dnf
+    from affplan_ros.core.knowledge.oam import load_oam
+    from affplan_ros.core.planning.pruning import goal_cost_bound, visit_bound
+    from affplan_ros.core.planning.task import build_task
+
+    base = autogpt_dir() / "autogpt_p" / "data" / "evaluation"
+    oam = load_oam(sim_oam_path())
+    checked, above_visit, wrong = 0, 0, []
+    for csv in sorted(base.joinpath("scenarios").glob("evaluation_*.csv")):
+        for case in read_scenarios(csv).cases:
+            goal = to_dnf(parse_goal(case.desired_goal))
+            task = build_task(load_scene(base / "scenes" / case.scene_file), goal, oam=oam, unknown_classes="warn")
+            bound = goal_cost_bound(goal, task)
+            checked += case.min_costs is not None
+            above_visit += bound > visit_bound(goal, task)
+            if case.min_costs is not None and bound > case.min_costs:
+                wrong.append(f"{csv.name} {case.task!r}: bound {bound} > plan cost {case.min_costs}")
+    assert checked >= 150 and not wrong, (checked, wrong)   # the cases that give a plan cost
+    assert above_visit >= 10   # multi-object goals: the bound does skip the first stage

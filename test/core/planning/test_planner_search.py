@@ -3,7 +3,7 @@ from affplan_ros.core.files.scene_io import parse_scene_text
 from affplan_ros.core.goals.extraction import parse_goal
 from affplan_ros.core.goals.formula import to_dnf
 from affplan_ros.core.knowledge.capabilities import load_capabilities
-from affplan_ros.core.planning.planner import fast_downward, plan_for_goal, solve_task
+from affplan_ros.core.planning.planner import fast_downward, last_f_layer, plan_for_goal, solve_task
 from affplan_ros.core.planning.simulate import simulate
 from affplan_ros.core.planning.splitting import split_capability
 from affplan_ros.core.planning.task import build_task
@@ -61,6 +61,34 @@ def test_anytime_search_answers_when_the_optimal_search_has_no_time():
     # Given time, the optimal search finishes and the anytime one is not run.
     run = fast_downward(domain, problem, ["bjolp", "anytime"], 20)
     assert [s.config for s in run.searches] == ["bjolp"] and run.optimal and run.best.cost == 7
+
+
+def test_the_last_f_layer_of_an_astar_log_is_its_lower_bound():
+    log = ("[t=0.006s, 10676 KB] f = 12, 1 evaluated, 0 expanded\n"
+           "[t=0.007s, 10676 KB] New best heuristic value for lmcount: 9\n"
+           "[t=0.011s, 10800 KB] f = 17, 2492 evaluated, 333 expanded\n"
+           "[t=1.000s, 10800 KB] Time limit reached. Abort search.\n")
+    assert last_f_layer(log) == 17.0
+    assert last_f_layer("[t=0.01s, 1 KB] New best heuristic value for ff: 3\n") is None
+
+
+def test_an_optimal_search_that_runs_out_of_time_still_bounds_the_optimum():
+    # Eight things from the counter to the table, one hand: the optimum is 31 (move there,
+    # then grasp, move, place per thing, and a move back between them), which BJOLP needs
+    # about 2 s here to prove. Given about 1 s, it stops in some f layer: that layer bounds the
+    # optimum from below, and the anytime plan is no cheaper than it.
+    task = build_task(cluttered_counter())
+    g = goal("(and " + " ".join(f"(on {i}0 table0)" for i in ITEMS) + ")")
+    run = fast_downward(task.domain_pddl(goal_actions=g), task.problem_pddl(g, goal_flag=True),
+                        [("bjolp", 0.4), "anytime"], 2.5)
+    assert run.status == "plan" and run.searches[0].config == "bjolp"
+    bjolp = run.searches[0]
+    if bjolp.status == "plan":      # a much faster machine: proven, and the bound is the cost
+        assert run.optimal and bjolp.cost == run.lower_bound == 31
+    else:
+        assert bjolp.status == "timeout" and not run.optimal
+        assert 16 <= run.lower_bound < 31 <= run.best.cost   # at least a grasp and a place per thing
+    assert solve_task(task, g, mode="satisficing", time_limit=20).lower_bound is None  # nothing proven
 
 
 def test_solve_task_reports_a_fallback_plan_as_not_optimal(monkeypatch):

@@ -80,6 +80,7 @@ def test_everything_here_the_first_stage_is_optimal_and_proven_so():
     pruned, full = both(s)
     assert pruned.cost == full.cost == 2 <= visit_bound(CHOP, full_task)
     assert pruned.objects_used == len(anchored.objects)   # the first stage's plan was returned
+    assert pruned.optimal and pruned.lower_bound == pruned.cost   # proven for the whole home
 
 
 @pytest.mark.parametrize("goal_text", ["(and (inhand kitchen_knife1 human0))", "(and (in apple0 cupboard0))"])
@@ -95,3 +96,22 @@ def test_goals_that_name_what_is_elsewhere_keep_its_place(goal_text):
             assert loc is None or loc in kept.objects
     pruned, full = both(s, g)
     assert pruned.cost == full.cost
+
+
+def test_goal_cost_bound_counts_the_actions_a_goal_needs_at_least():
+    from affplan_ros.core.planning.pruning import _adds_per_action, goal_cost_bound
+
+    # one place adds one `on`; under forall or when one action may add any number
+    assert _adds_per_action("(and (on ?o ?p) (located ?o ?l) (not (inhand ?o ?a)))") == {"on": 1, "located": 1}
+    assert _adds_per_action("(and (forall (?x - object) (when (wet ?x) (clean ?x))))") == {"clean": float("inf")}
+    s = scene({"counter:0": ["on apple:0", "on banana:0", "on cup:0"]})
+    three = to_dnf(parse_goal("(and (on apple0 table0) (on banana0 table0) (on cup0 table0))"))
+    task = build_task(s, three)
+    assert goal_cost_bound(three, task) == 3      # three places by the robot (cost 1 each)
+    # what holds already needs nothing; the cheaper disjunct counts
+    either = to_dnf(parse_goal("(or (and (on apple0 counter0) (on banana0 table0)) (and (on cup0 table0) "
+                               "(on apple0 table0)))"))
+    assert goal_cost_bound(either, build_task(s, either)) == 1
+    assert goal_cost_bound(to_dnf(parse_goal("(and (not (on apple0 counter0)))")), task) == 0
+    pruned = plan_for_goal(s, three, time_limit=60)
+    assert pruned.solved and pruned.optimal and pruned.cost >= 3
