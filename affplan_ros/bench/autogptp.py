@@ -10,8 +10,9 @@ its tool calls are minimal when at most ``min_tool_calls`` tools ran, its plan c
 minimal when the executed plans cost at most ``min_costs`` (moves made to explore are not
 counted, as in the paper).
 
-LLM modes: ``scripted:FILE`` (answers per case, see ``bench/scripted.py``) and
-``endpoint`` (AFFPLAN_LLM_BASE_URL, AFFPLAN_LLM_MODEL, AFFPLAN_LLM_API_KEY_ENV).
+LLM modes: ``scripted:FILE`` (answers per case, see ``bench/scripted.py``), ``replay:paper``
+(GPT-4's answers from the paper's logs, round by round: ``bench/replay_loop.py``), ``offline``
+and ``endpoint`` (AFFPLAN_LLM_BASE_URL, AFFPLAN_LLM_MODEL, AFFPLAN_LLM_API_KEY_ENV).
 Writes results.json, summary.md and autogptp_bench.png to --out.
 """
 from __future__ import annotations
@@ -63,12 +64,15 @@ def configure(parser: argparse.ArgumentParser) -> None:
                      "results/autogptp   (answers.yaml maps case ids such as exploration#0 to the LLM's answers)")
     from affplan_ros.bench.scripted import add_common_options
 
-    add_common_options(parser, name="autogptp", logs="logs/autogpt_p",
+    add_common_options(parser, name="autogptp", logs="logs/autogpt_p", replay=True,
                        jobs_help="cases in parallel (processes; default: min(2, CPUs), 1 for endpoint)")
     parser.add_argument("--set", default="all", choices=[*SETS, "all"], help="scenario set (default: all)")
     parser.add_argument("--oam", help=OAM_HELP)
     parser.add_argument("--method", default="affordance", choices=["affordance", "naive"],
                         help="how Suggest Alternative asks (default: %(default)s)")
+    parser.add_argument("--on-failure", default="stop", choices=["stop", "partial"],
+                        help="when the model answers FAILURE: stop, or first run a Partial Plan if none ran yet, "
+                             "as AutoGPT+P's own loop does (default: stop; replay:paper always uses partial)")
     parser.add_argument("--max-rounds", type=int, default=10, help="tool-selection rounds per case (default: 10)")
     parser.add_argument("--goal-rounds", type=int, default=10, help="goal self-correction bound (default: 10)")
     parser.add_argument("--time-limit", type=float, default=30.0, help="planner seconds per plan (default: 30)")
@@ -82,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     from affplan_ros.bench.report import rate
     from affplan_ros.bench.scripted import prepare_with_llm
 
-    cfg = prepare_with_llm(args, prepare)
+    cfg = prepare_with_llm(args, prepare, replay=paper_replay)
     mode, label = cfg["worker"]["llm"], cfg["llm_label"]
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -134,7 +138,7 @@ def prepare(args: argparse.Namespace) -> dict:
     oam = oam_spec(args.oam, data)
     names = SETS if args.set == "all" else (args.set,)
     logs = Path(args.logs) if args.logs else data.resolve().parent / "logs" / "autogpt_p"
-    cases, paper = [], {}
+    cases, paper, sizes = [], {}, {}
     present = [n for n in names if (ev / "scenarios" / f"autogptp_{n}.csv").is_file()]
     if not present:
         raise FileNotFoundError(f"no scenario file {ev / 'scenarios'}/autogptp_{'{' + ','.join(names) + '}'}.csv")
@@ -142,6 +146,7 @@ def prepare(args: argparse.Namespace) -> dict:
     for name in names:
         rows = read_scenarios(ev / "scenarios" / f"autogptp_{name}.csv").cases
         paper[name] = paper_record(logs / f"autogptp_gpt_4_{name}.log", len(rows))
+        sizes[name] = len(rows)
         for i, c in enumerate(rows[: args.limit] if args.limit else rows):
             cid = f"{name}#{i}"
             if args.case and cid not in args.case:
@@ -158,9 +163,23 @@ def prepare(args: argparse.Namespace) -> dict:
     if args.pad < 0:
         raise ValueError(f"--pad {args.pad}: a number of objects >= 0")
     worker = {"oam": oam, "method": args.method, "max_rounds": args.max_rounds, "pad": args.pad,
+              "partial_on_failure": args.on_failure == "partial" or args.llm == "replay:paper",
               "goal_rounds": args.goal_rounds, "time_limit": args.time_limit, "max_seconds": args.max_seconds}
     return {"cases": cases, "worker": worker, "sets": list(names), "data": str(data), "llm": args.llm,
+            "logs": str(logs), "set_sizes": sizes,
             "paper": {k: {kk: vv for kk, vv in v.items() if kk != "per_case"} for k, v in paper.items()}}
+
+
+def paper_replay(cfg: dict) -> dict:
+    """``--llm replay:paper``: GPT-4's answers of the paper's logs, per case and tool round."""
+    from affplan_ros.bench.replay_loop import paper_scripts
+
+    logs = Path(cfg["logs"])
+    missing = [n for n in cfg["sets"] if not (logs / f"autogptp_gpt_4_{n}.log").is_file()]
+    if missing:
+        raise FileNotFoundError(f"--llm replay:paper: no log {logs}/autogptp_gpt_4_{{{','.join(missing)}}}.log "
+                                f"(--logs names the paper's logs/autogpt_p folder)")
+    return paper_scripts(logs, cfg["set_sizes"])
 
 
 # ----------------------------------------------------------------------------------------
@@ -322,6 +341,7 @@ def _run_case(case: dict, r: dict) -> None:
     loop = make_tool_loop(llm.client, executor, oam=oam, semantic=_W["semantic"],
                           confirm=lambda missing, alt: (missing, alt) in allowed, method=cfg["method"],
                           max_rounds=cfg["max_rounds"], goal_rounds=cfg["goal_rounds"],
+                          partial_plan_on_failure=cfg.get("partial_on_failure", False),
                           plan_time_limit=cfg["time_limit"], max_seconds=cfg["max_seconds"])
     res = loop.run(case["task"], memory)
     totals = res.totals()

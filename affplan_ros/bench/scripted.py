@@ -9,7 +9,11 @@ current case's script. A script file (YAML or JSON) maps case ids (``SET#INDEX``
 * a mapping from the kind of question to a list: ``tool`` (tool selection), ``goal``
   (goal writing and corrections), ``affordances`` and ``object`` (Suggest Alternative);
   each kind takes its answers in order, so the script need not know how often each kind
-  is asked in between.
+  is asked in between, or
+* ``{"rounds": [{"tool": answer, "goal": [...], "affordances": [...], "object": [...]}, ...]}``:
+  a recorded run (``--llm replay:paper``, ``bench/replay_loop.py``). Each tool question opens
+  the next round; the other questions take that round's answers in order, the last one again
+  when they run out (a recorded goal our checks reject stays rejected until the bound).
 
 A case whose answers run out gets an HTTP 400 with a clear message (the LLM call fails
 and the case says so), never a hang.
@@ -19,12 +23,14 @@ from __future__ import annotations
 import json
 import threading
 from pathlib import Path
-from typing import Mapping, Optional, Sequence, Union
+from typing import Callable, Mapping, Optional, Sequence, Union
 
 import yaml
 
 Answers = Union[Sequence[str], Mapping[str, Sequence[str]]]
 ANY = "*"
+ROUNDS = "rounds"
+ROUND_KINDS = ("goal", "affordances", "object")   # what a round answers beside its tool answer
 
 
 class ScriptError(ValueError):
@@ -49,7 +55,14 @@ def load_script(path: Union[str, Path]) -> dict[str, dict[str, list[str]]]:
     return {str(case): normalize_answers(ans, f"{path}: case {case}") for case, ans in data.items()}
 
 
-def normalize_answers(answers: Answers, where: str = "answers") -> dict[str, list[str]]:
+def normalize_answers(answers: Answers, where: str = "answers") -> dict:
+    if isinstance(answers, Mapping) and "rounds" in answers:
+        rounds = answers["rounds"]
+        if isinstance(rounds, str) or not isinstance(rounds, Sequence) or not all(
+                isinstance(r, Mapping) and isinstance(r.get("tool"), str) for r in rounds):
+            raise ScriptError(f"{where}: rounds must be a list of mappings with a tool answer")
+        return {ROUNDS: [{"tool": r["tool"], **{k: [str(x) for x in r.get(k) or ()] for k in ROUND_KINDS}}
+                         for r in rounds]}
     if isinstance(answers, Mapping):
         out = {}
         for kind, items in answers.items():
@@ -81,14 +94,19 @@ class ScriptedEndpoint:
         self.client = ChatClient(LLMConfig(base_url=self.server.base_url, model="scripted", api_key_env="",
                                            timeout_s=timeout_s, max_retries=0))
 
-    def use(self, case_id: str, answers: Optional[Mapping[str, Sequence[str]]]) -> None:
+    def use(self, case_id: str, answers: Optional[Mapping[str, Sequence]]) -> None:
         with self._lock:
             self._case = case_id
-            self._queues = {k: list(v) for k, v in (answers or {}).items()}
+            answers = answers or {}
+            self._rounds = [dict(r) for r in answers[ROUNDS]] if ROUNDS in answers else None
+            self._round: Optional[dict] = None
+            self._queues = {} if self._rounds is not None else {k: list(v) for k, v in answers.items()}
             self.asked = []
 
     def unused(self) -> dict[str, int]:
         with self._lock:
+            if self._rounds is not None:
+                return {"tool rounds": len(self._rounds)} if self._rounds else {}
             return {k: len(v) for k, v in self._queues.items() if v}
 
     def close(self) -> None:
@@ -103,12 +121,31 @@ class ScriptedEndpoint:
         kind = prompt_kind(last if isinstance(last, str) else "") or "unknown"
         with self._lock:
             self.asked.append(kind)
+            if self._rounds is not None:
+                return self._replay(kind)
             queue = self._queues.get(kind) if kind in self._queues else self._queues.get(ANY)
             if not queue:
                 return FakeReply(status=400, error_message=(
                     f"scripted answers for case {self._case!r} ran out (question kind {kind!r}, "
                     f"question {len(self.asked)})"))
             return queue.pop(0)
+
+
+    def _replay(self, kind: str):
+        from affplan_ros.llm.fake_server import FakeReply
+
+        if kind == "tool":
+            if not self._rounds:
+                return FakeReply(status=400, error_message=(
+                    f"the recorded run of case {self._case!r} has no further tool answer "
+                    f"(tool question {self.asked.count('tool')})"))
+            self._round = self._rounds.pop(0)
+            return self._round["tool"]
+        queue = (self._round or {}).get(kind) or []
+        if not queue:
+            return FakeReply(status=400, error_message=(
+                f"the recorded run of case {self._case!r} has no {kind} answer in this tool round"))
+        return queue.pop(0) if len(queue) > 1 else queue[0]
 
 
 class WorkerLLM:
@@ -122,7 +159,8 @@ class WorkerLLM:
 
             self.client = make_backend(oam=oam, offline=True).model
         elif mode["kind"] == "scripted":
-            self.script = load_script(mode["file"])
+            self.script = (load_script(mode["file"]) if "file" in mode else
+                           {str(c): normalize_answers(a, f"case {c}") for c, a in mode["script"].items()})
             self.endpoint = ScriptedEndpoint()
             self.client = self.endpoint.client
         else:
@@ -143,9 +181,15 @@ class WorkerLLM:
         return self.endpoint.unused() if self.endpoint is not None else {}
 
 
-def parse_llm_mode(text: str) -> tuple[dict, str]:
-    """``scripted:FILE`` or ``endpoint`` -> (mode for the workers, label); ValueError otherwise."""
+def parse_llm_mode(text: str, replay: Optional[Callable[[], dict]] = None) -> tuple[dict, str]:
+    """``scripted:FILE``, ``offline``, ``endpoint`` or (where ``replay`` gives the paper's recorded
+    answers as a script) ``replay:paper`` -> (mode for the workers, label); ValueError otherwise."""
     text = (text or "").strip()
+    if text == "replay:paper" and replay is not None:
+        script = replay()
+        for case, answers in script.items():
+            normalize_answers(answers, f"replay: case {case}")   # fail early, before any case runs
+        return {"kind": "scripted", "script": script}, "replay of the paper's GPT-4 answers (logs), round by round"
     if text.startswith("scripted:"):
         path = Path(text[len("scripted:"):].strip()).expanduser()
         load_script(path)  # fail early, before any case runs
@@ -161,10 +205,11 @@ def parse_llm_mode(text: str) -> tuple[dict, str]:
                              "(and AFFPLAN_LLM_MODEL, AFFPLAN_LLM_API_KEY_ENV)")
         conf.api_key()  # MissingAPIKeyError (a RuntimeError) names the variable, never a value
         return {"kind": "endpoint", "endpoint": conf.to_dict()}, f"endpoint {conf.base_url} model {conf.model}"
-    raise ValueError(f"--llm {text!r}: use scripted:FILE (a YAML/JSON file of answers per case), offline or endpoint")
+    raise ValueError(f"--llm {text!r}: use scripted:FILE (a YAML/JSON file of answers per case), offline or endpoint"
+                     + (" or replay:paper" if replay is not None else ""))
 
 
-def add_common_options(parser, *, name: str, logs: str, jobs_help: str) -> None:
+def add_common_options(parser, *, name: str, logs: str, jobs_help: str, replay: bool = False) -> None:
     """The options `bench autogptp` and `bench alternative` share."""
     from affplan_ros.bench.frame import jobs_option, output_option
 
@@ -173,7 +218,9 @@ def add_common_options(parser, *, name: str, logs: str, jobs_help: str) -> None:
     parser.add_argument("--llm", required=True, metavar="MODE",
                         help="scripted:FILE (YAML/JSON answers per case id SET#INDEX) | offline (the offline "
                              "instruction interpreter, no LLM) | endpoint "
-                             "(AFFPLAN_LLM_BASE_URL, AFFPLAN_LLM_MODEL, AFFPLAN_LLM_API_KEY_ENV)")
+                             "(AFFPLAN_LLM_BASE_URL, AFFPLAN_LLM_MODEL, AFFPLAN_LLM_API_KEY_ENV)"
+                             + (" | replay:paper (GPT-4's answers from the paper's logs, round by round)"
+                                if replay else ""))
     output_option(parser, name)
     parser.add_argument("--limit", type=int, help="only the first N cases of each set")
     parser.add_argument("--case", action="append", metavar="SET#INDEX", help="run only this case (repeatable)")
@@ -181,12 +228,14 @@ def add_common_options(parser, *, name: str, logs: str, jobs_help: str) -> None:
     parser.add_argument("--logs", help=f"the paper's {logs} folder (default: beside --data)")
 
 
-def prepare_with_llm(args, prepare) -> dict:
+def prepare_with_llm(args, prepare, replay: Optional[Callable[[dict], dict]] = None) -> dict:
     """``prepare(args)`` plus the LLM mode (``cfg["worker"]["llm"]``, ``cfg["llm_label"]``); bad
-    options, missing data or no endpoint raise :class:`~affplan_ros.bench.frame.BenchSetupError`."""
+    options, missing data or no endpoint raise :class:`~affplan_ros.bench.frame.BenchSetupError`.
+    ``replay(cfg)``: the script ``--llm replay:paper`` replays (where the benchmark has one)."""
     from affplan_ros.bench.frame import setup_errors
 
     with setup_errors(ValueError, FileNotFoundError, ScriptError, RuntimeError):
         cfg = prepare(args)
-        cfg["worker"]["llm"], cfg["llm_label"] = parse_llm_mode(args.llm)
+        cfg["worker"]["llm"], cfg["llm_label"] = parse_llm_mode(
+            args.llm, (lambda: replay(cfg)) if replay is not None else None)
     return cfg

@@ -23,7 +23,8 @@ def make_alternative_suggester(llm: ChatModel, oam, *, method: str = "affordance
 def make_tool_loop(llm: ChatModel, executor, *, oam=None, semantic=None, confirm: Optional[ConfirmAlternative] = None,
                    method: str = "affordance", max_rounds: int = 10, goal_rounds: int = 10,
                    plan_time_limit: float = 30.0, max_seconds: Optional[float] = None,
-                   agents=None, confirm_timeout_s: float = 120.0, planner=None, **hooks) -> ToolSelectionLoop:
+                   agents=None, confirm_timeout_s: float = 120.0, planner=None,
+                   partial_plan_on_failure: bool = False, **hooks) -> ToolSelectionLoop:
     """A :class:`ToolSelectionLoop` whose tool choice, goals and alternatives all come from
     ``llm``; ``semantic``: a ``SemanticChecker`` (None: syntax and type checks only).
     ``planner``: something with :meth:`TaskPlanner.plan` (the tool-selection node passes one
@@ -34,4 +35,5 @@ def make_tool_loop(llm: ChatModel, executor, *, oam=None, semantic=None, confirm
     return ToolSelectionLoop(llm, ToolPromptBuilder(), planner, executor,
                              alternatives=make_alternative_suggester(llm, oam, method=method),
                              confirm=confirm, confirm_timeout_s=confirm_timeout_s, oam=oam,
-                             max_rounds=max_rounds, max_seconds=max_seconds, **hooks)
+                             max_rounds=max_rounds, max_seconds=max_seconds,
+                             partial_plan_on_failure=partial_plan_on_failure, **hooks)

@@ -91,6 +91,7 @@ class TaskRun:
         loop = make_tool_loop(node.llm, learner, oam=node.oam, method=node.method,
                               confirm=self.confirm if node.confirm else None, confirm_timeout_s=node.confirm_timeout,
                               max_rounds=int(request.max_rounds or node.max_rounds), max_seconds=node.max_seconds,
+                              partial_plan_on_failure=node.partial_on_failure,
                               planner=RemotePlanner(self), should_stop=self.stopping, observer=self.on_round)
         result = loop.run(self.task, self.memory)
         self.sync_memory()

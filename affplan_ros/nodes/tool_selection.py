@@ -78,6 +78,8 @@ PARAMS = (
     Param("robot_agent", "robot0", "the robot's name in the plans"),
     Param("max_rounds", 10, "bound on tool-selection rounds per task", minimum=1),
     Param("max_seconds", 600.0, "bound on one task, seconds", above=0),
+    Param("partial_plan_on_failure", False, "when the model answers FAILURE, first run a Partial Plan if none ran "
+                                            "for the request yet (AutoGPT+P's own loop)"),
     Param("alternative_method", "affordance", "Suggest Alternative: affordance (Algorithm 2) or naive",
           choices=("affordance", "naive")),
     Param("confirm_alternatives", True, "ask the person (AskHuman) before using an alternative"),
@@ -113,6 +115,7 @@ class ToolSelectionNode(Node):
         p = declare_params(self, PARAMS + LLM_PARAMS + RECOVERY_PARAMS + AGENT_PARAMS + CAPABILITY_PARAMS
                            + KNOWLEDGE_PARAMS)
         self.robot, self.max_rounds, self.max_seconds = p.robot_agent, p.max_rounds, p.max_seconds
+        self.partial_on_failure = p.partial_plan_on_failure
         self.method, self.confirm = p.alternative_method, p.confirm_alternatives
         self.confirm_timeout, self.plan_timeout = p.confirm_timeout_s, p.plan_timeout_s
         self.execute_timeout, self.server_wait = p.execute_timeout_s, p.server_wait_s

@@ -203,6 +203,7 @@ class RoundRecord:
     llm_seconds: float = 0.0
     seconds: float = 0.0
     answered_by: list[str] = field(default_factory=list)  # backend of each answer in this round
+    fallback: bool = False      # the model answered FAILURE; the loop ran a Partial Plan instead
 
     def add_llm(self, calls: int, prompt: int, completion: int, seconds: float) -> None:
         self.llm_calls += calls
@@ -272,6 +273,10 @@ class ToolSelectionLoop:
     clock: Callable[[], float] = time.monotonic
     should_stop: Optional[Callable[[], bool]] = None   # checked between rounds and tools (cancel)
     observer: Optional[RoundObserver] = None
+    # AutoGPT+P's own loop: when the model answers FAILURE and no Partial Plan has run for this
+    # request yet, run one (for the request as it stands) before giving up, "as GPT-4 is not good
+    # at determining when this is needed" (the paper's code). Off: FAILURE ends the task.
+    partial_plan_on_failure: bool = False
 
     def run(self, task: str, memory: Memory) -> ToolLoopResult:
         start = self.clock()
@@ -322,6 +327,10 @@ class ToolSelectionLoop:
                 messages.append({"role": "user", "content": self.prompter.invalid_message(exc.message, view())})
                 continue
             rec.valid, rec.tool, rec.argument = True, call.tool.value, call.argument
+            if call.tool is Tool.FAILURE and self.partial_plan_on_failure and not any(
+                    r.tool == Tool.PARTIAL_PLAN.value for r in result.rounds):
+                call = ToolCall(Tool.PARTIAL_PLAN, None, "PARTIAL_PLAN")
+                rec.tool, rec.fallback = call.tool.value, True
             if call.tool is Tool.FAILURE:
                 rec.seconds = self.clock() - t0
                 # Say what went wrong last (a failed execution, a tool error) rather than only the last round.

@@ -212,6 +212,25 @@ def test_partial_plan_then_explore_then_plan(semantic) -> None:
     assert res.plan_cost == 6.0
 
 
+@pytest.mark.parametrize("fallback", [False, True])
+def test_failure_ends_the_task_or_first_runs_one_partial_plan(semantic, fallback) -> None:
+    # The apple is not known (the counter is unexplored) and the model gives up at once.
+    answers = ["Nothing can be done.\nFAILURE",
+               "Only the cup is here: (:goal (and (inhand cup0 human0)))",
+               "Still no apple.\nFAILURE"]
+    res, ex, memory, reqs = run_loop(answers, "Give me the cup and the apple", semantic,
+                                     partial_plan_on_failure=fallback)
+    assert not res.success and res.stop_reason is TaskStop.NO_TOOL
+    if not fallback:
+        assert res.tools == [] and ex.plans == [] and len(reqs) == 1
+        return
+    # AutoGPT+P's loop: a Partial Plan for the request, once; the second FAILURE ends the task.
+    assert res.tools == ["PARTIAL_PLAN"] and res.rounds[0].fallback and not res.rounds[-1].fallback
+    assert ex.plans and ex.plans[0][-1] == "handover robot0 human0 cup0"
+    assert "at most 8 predicates" in reqs[1].last_user_text and len(reqs) == 3
+    assert reached(ex, "(and (inhand cup0 human0))")
+
+
 def test_invalid_answers_are_fed_back_and_corrected(semantic) -> None:
     answers = ["SELECTED TOOL: TELEPORT apple",
                "SELECTED TOOL: EXPLORE table0",
