@@ -65,6 +65,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-retries", type=int, default=2,
                         help="re-asks when a yes/no answer is neither yes nor no (default: %(default)s)")
     parser.add_argument("--max-seconds-per-class", type=float, default=600.0, help="time bound per class")
+    parser.add_argument("--classes-per-call", type=int, default=10, metavar="N",
+                        help="classes asked in one prompt (default: %(default)s; 1: the paper's way)")
+    parser.add_argument("--questions-per-call", type=int, default=10, metavar="N",
+                        help="yes/no and logic questions in one prompt (default: %(default)s; 1: the paper's way, "
+                             "one question per call)")
 
 
 # -- scoring ----------------------------------------------------------------------------------
@@ -91,7 +96,8 @@ def score(predicted: dict[str, set[str]], truth: dict[str, set[str]]) -> dict:
 
 # -- the scripted LLM ------------------------------------------------------------------------
 
-def scripted_answers(mapping: dict[str, set[str]], classes: Sequence[str], defs, strategy: str) -> dict[str, str]:
+def scripted_answers(mapping: dict[str, set[str]], classes: Sequence[str], defs, strategy: str,
+                     classes_per_call: int = 10, questions_per_call: int = 10) -> dict[str, str]:
     """user message -> answer, for every question the generator can ask about ``classes``
     (grouped as the generator groups them: classes per list prompt, questions per yes/no prompt)."""
     from affplan_ros.core.knowledge.oam_generation import OamGenerator
@@ -99,7 +105,8 @@ def scripted_answers(mapping: dict[str, set[str]], classes: Sequence[str], defs,
     from affplan_ros.llm.oam_prompts import OamPromptBuilder
 
     prompts = OamPromptBuilder()
-    gen = OamGenerator(None, prompts, defs)  # type: ignore[arg-type] - only its grouping is used
+    gen = OamGenerator(None, prompts, defs,  # type: ignore[arg-type] - only its grouping is used
+                       classes_per_call=classes_per_call, questions_per_call=questions_per_call)
     out: dict[str, str] = {}
 
     def listed(cls: str) -> str:
@@ -222,7 +229,8 @@ def run_strategy(strategy: str, classes: list[str], defs, client, model: str, ar
     from affplan_ros.llm.oam_prompts import OamPromptBuilder
 
     gen = OamGenerator(client, OamPromptBuilder(), defs, model_name=model, max_format_retries=args.max_retries,
-                       max_seconds_per_class=args.max_seconds_per_class)
+                       max_seconds_per_class=args.max_seconds_per_class, classes_per_call=args.classes_per_call,
+                       questions_per_call=args.questions_per_call)
 
     def group(names: list[str]) -> list:
         try:
@@ -266,6 +274,9 @@ def _run(args) -> dict:
     bad = [s for s in strategies if s not in ("list", "yesno", "logic")]
     if bad or not strategies:
         raise BenchSetupError(f"--strategy {args.strategy!r}: use list, yesno, logic or all")
+    for opt in ("classes_per_call", "questions_per_call"):
+        if getattr(args, opt) < 1:
+            raise BenchSetupError(f"--{opt.replace('_', '-')} {getattr(args, opt)}: at least 1")
     gt_path = Path(args.ground_truth) if args.ground_truth else None
     if gt_path is None:
         shared = shared_data_dir()
@@ -292,6 +303,7 @@ def _run(args) -> dict:
         raise BenchSetupError(f"--llm {args.llm!r}: use scripted:FILE or endpoint")
     asked = {d.name for d in defs}
     report = {"benchmark": "oam", "ground_truth": str(gt_path), "classes": len(classes), "llm": llm_label,
+              "classes_per_call": args.classes_per_call, "questions_per_call": args.questions_per_call,
               "model": model, "definitions": defs_label, "affordances_asked": sorted(asked),
               "truth_affordances_not_asked": sorted({a for affs in truth.values() for a in affs} - asked),
               "strategies": {}}
@@ -302,7 +314,8 @@ def _run(args) -> dict:
     for strategy in strategies:
         server = None
         if mapping is not None:
-            server = _scripted_server(scripted_answers(mapping, classes, defs, strategy), retry_text)
+            server = _scripted_server(scripted_answers(mapping, classes, defs, strategy, args.classes_per_call,
+                                                       args.questions_per_call), retry_text)
             client = ChatClient(LLMConfig(base_url=server.base_url, model="scripted", api_key_env="", max_retries=0))
         else:
             client = ChatClient(endpoint)

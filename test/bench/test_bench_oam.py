@@ -75,6 +75,23 @@ def test_scripted_bench_scores_equal_an_independent_computation(files, tmp_path,
     assert (tmp_path / "out" / "oam_bench.png").stat().st_size > 10_000
 
 
+def test_one_class_and_one_question_to_a_call_the_papers_way(files, tmp_path, capsys):
+    gt, scripted = files
+    assert run_bench(gt, scripted, tmp_path / "out", "list,yesno", "--classes-per-call", "1",
+                     "--questions-per-call", "1") == 0
+    report = json.loads((tmp_path / "out" / "results.json").read_text())
+    vocabulary = set(report["affordances_asked"])
+    assert report["classes_per_call"] == report["questions_per_call"] == 1
+    # a call per class, and per class and question: the same predictions as batched
+    assert report["strategies"]["list"]["llm_calls"] == len(TRUTH)
+    assert report["strategies"]["yesno"]["llm_calls"] == len(TRUTH) * len(vocabulary)
+    for strategy in ("list", "yesno"):
+        per = {c: set(v["predicted"]) for c, v in report["strategies"][strategy]["per_class"].items()}
+        assert per == {c: set(a) & vocabulary for c, a in SCRIPTED.items()}
+    assert run_bench(gt, scripted, tmp_path / "bad", "list", "--classes-per-call", "0") == 2
+    assert "--classes-per-call 0: at least 1" in capsys.readouterr().err
+
+
 def test_logic_predictions_are_the_formulas_over_the_recorded_answers(files, tmp_path):
     from affplan_ros.core.knowledge.affordance_questions import DEFAULT_QUESTIONS
 
