@@ -71,6 +71,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--raw-oam", action="store_true",
                         help="use the original OAM as it is, without the project's documented corrections "
                              "(affplan_ros/bench/data/oam_corrections.yaml; applied only when --oam is not given)")
+    parser.add_argument("--method", default="goal", choices=["goal", "llm-planner"],
+                        help="goal: the LLM writes the goal, Fast Downward plans (AutoGPT+P); llm-planner: the LLM "
+                             "writes the plan itself, checked by the same validator (the paper's baseline; needs "
+                             "--llm endpoint)")
     parser.add_argument("--mode", default="optimal", choices=["optimal", "satisficing"], help="planner search")
     parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="planner seconds per case")
     parser.add_argument("--max-rounds", type=int, default=DEFAULT_ROUNDS, help="goal self-correction bound")
@@ -169,6 +173,11 @@ def _prepare(args: argparse.Namespace) -> dict:
         raise BenchSetupError(f"--llm {llm!r}: use oracle, offline, replay:FILE, replay:paper or endpoint")
     if kind in ("oracle", "offline"):
         paper = _paper_record_quiet(data, sets, logs, args.paper_correction)
+    if getattr(args, "method", "goal") == "llm-planner":
+        if kind != "endpoint":
+            raise BenchSetupError(f"--method llm-planner: the LLM writes the plans itself, so it needs --llm endpoint "
+                                  f"(not {llm})")
+        label += "; method llm-planner (the LLM writes the plan, the validator judges it)"
 
     cases: list[dict] = []
     for s in sets:
@@ -207,7 +216,8 @@ def _prepare(args: argparse.Namespace) -> dict:
     worker = {"kind": kind, "oams": sorted(set(oams.values())), "mode": args.mode, "time_limit": args.time_limit,
               "pad": args.pad,
               "prune": not args.no_prune, "semantic": not args.no_semantic, "max_rounds": args.max_rounds,
-              "max_llm_seconds": args.max_llm_seconds, "endpoint": endpoint}
+              "max_llm_seconds": args.max_llm_seconds, "endpoint": endpoint,
+              "method": getattr(args, "method", "goal")}
     paper_sets = {k: {kk: vv for kk, vv in v.items() if kk != "per_case"} for k, v in paper.items()}
     return {"cases": cases, "worker": worker, "jobs": jobs, "sets": [s.name for s in sets],
             "llm_label": label, "llm": llm, "data": str(data), "paper": paper_sets,
@@ -367,7 +377,8 @@ def _to_pddl_names(answers: Sequence[str], names: dict) -> tuple[list[str], list
 _KINDS = (("declined", "declined"), ("error", "error"), ("simulation error", "error"), ("data", "data"),
           ("replay", "no_answer"), ("goal not accepted", "goal_rejected"), ("no plan (timeout", "plan_timeout"),
           ("no plan", "no_plan"), ("plan does not reach", "wrong_goal"), ("not minimal", "not_minimal"),
-          ("no min_costs", "not_minimal"))
+          ("no min_costs", "not_minimal"), ("llm-planner: the LLM failed", "error"),
+          ("llm-planner: the answer holds no action", "no_plan"), ("llm-planner: ", "plan_invalid"))
 
 
 def failure_kind(failure: Optional[str]) -> Optional[str]:
@@ -396,10 +407,44 @@ def _run_case(case: dict, r: dict) -> None:
     r["warnings"] = list(full.warnings)[:20]
     desired, answers = _desired_goal(case, r, cfg["kind"], scene, full)
     r["seconds"]["prepare"] = round(time.monotonic() - t, 4)
+    if cfg.get("method") == "llm-planner":
+        _llm_planner(case, r, scene, full, desired)
+        return
     res = _goal(case, r, cfg, oam, scene, full, answers)
     pr = _plan(r, cfg, oam, scene, full, res) if res is not None else None
     if pr is not None:
         _judge(case, r, full, desired, res, pr)
+
+
+def _llm_planner(case: dict, r: dict, scene, full, desired: Optional[list]) -> None:
+    """The baseline: the LLM writes the plan (one call), the validator judges it against the
+    desired goal: every precondition on the way, then the goal."""
+    from affplan_ros.core.planning.planner import validate
+    from affplan_ros.llm.llm_planner import llm_plan, steps_text
+
+    scene_text = "\n".join(f"({rel.predicate} {' '.join(full.names.get(a, a) for a in rel.args)})"
+                           for rel in scene.relations)
+    got = llm_plan(_WORKER["client"], case["task"], full, scene_text)
+    r["answer"], r["llm_calls"] = got.answer[:2000], 1
+    r["tokens"] = {"prompt": got.prompt_tokens, "completion": got.completion_tokens}
+    r["seconds"]["llm"] = round(got.seconds, 4)
+    r["plan"] = steps_text(got.steps)
+    if got.error:
+        r["failure"] = r["failure"] or f"llm-planner: {got.error}"
+        return
+    if desired is None:
+        return
+    ok, cost, message = validate(full, desired, got.steps)
+    r["plan_status"] = "valid" if ok else "invalid"
+    r["success"], r["cost"] = ok, cost
+    mc = case["min_costs"]
+    if ok and cost is not None and mc is not None:
+        r["cost_vs_min"] = "equal" if cost == mc else ("below" if cost < mc else "above")
+    r["minimal"] = bool(ok and r["cost_vs_min"] in ("equal", "below"))
+    if not ok:
+        r["failure"] = r["failure"] or f"llm-planner: {message}"
+    elif not r["minimal"]:
+        r["failure"] = f"not minimal: cost {cost:g} > min_costs {mc}" if mc is not None else "no min_costs"
 
 
 def _desired_goal(case: dict, r: dict, kind: str, scene, full) -> tuple[Optional[list], Optional[list[str]]]:

@@ -246,3 +246,31 @@ def test_endpoint_mode_without_configuration(tmp_path: Path, monkeypatch) -> Non
     monkeypatch.delenv("AFFPLAN_LLM_BASE_URL", raising=False)
     data = make_data(tmp_path)
     assert bench_plan.run(bench_args(data, tmp_path / "out", "endpoint")) == 2
+
+
+def test_llm_planner_baseline_plans_are_judged_by_the_validator(tmp_path: Path, monkeypatch) -> None:
+    """`--method llm-planner`: the LLM writes the plan; a right one succeeds (minimal), one that
+    skips a precondition is rejected at that step; only an endpoint can write plans."""
+    from affplan_ros.llm.fake_server import FakeChatServer
+
+    data = make_data(tmp_path)
+    answers = ["The cup is on the counter.\n1. (move robot0 table0 counter0)\n"
+               "2. (grasp robot0 cup0 counter0 counter0)\n3. (move robot0 counter0 table0)\n"
+               "4. (place robot0 cup0 table0 table0)\nPLAN END",
+               "(handover robot0 human0 apple0)\nPLAN END"]                # never grasped the apple
+    with FakeChatServer(answers) as server:
+        monkeypatch.setenv("AFFPLAN_LLM_BASE_URL", server.base_url)
+        monkeypatch.setenv("AFFPLAN_LLM_MODEL", "fake")
+        monkeypatch.setenv("AFFPLAN_LLM_API_KEY_ENV", "")
+        out = tmp_path / "out"
+        assert bench_plan.run(bench_args(data, out, "endpoint", "--method", "llm-planner")) == 0
+        prompt = server.chat_requests[0].last_user_text
+    a, b = load(out)["cases"]
+    assert a["success"] and a["minimal"] and a["cost"] == 4 and a["plan"][0] == "move robot0 table0 counter0"
+    assert a["llm_calls"] == 1 and a["tokens"]["prompt"] > 0 and a["goal"] is None
+    assert not b["success"] and b["plan_status"] == "invalid" and b["failure_kind"] == "plan_invalid"
+    assert "step 1 (handover robot0 human0 apple0)" in b["failure"] and "precondition is false" in b["failure"]
+    # the prompt shows the actions, the objects by the types they take, the state and the request
+    assert "(:action grasp :parameters (?actor - actor ?object - carry" in prompt
+    assert "carry: apple0 cup0" in prompt and "(on cup0 counter0)" in prompt and '"Put the cup on the table"' in prompt
+    assert bench_plan.run(bench_args(data, tmp_path / "x", "oracle", "--method", "llm-planner")) == 2
