@@ -5,7 +5,8 @@ that name objects and ones that name none), the prompts the suite would send are
 the project's templates and counted with GPT-4's tokenizer (``cl100k_base``, as ``bench
 tokens``): the Plan Tool goal prompt, the Partial Plan goal prompt, the tool-selection prompt
 and the alternative questions (the direct question over the kinds of things in the home, and
-the choice among candidates). The tool prompt is also counted after a year of requests (the
+the choice among candidates), and recovery's after a failed grasp (the goal prompt with the
+execution feedback, and LASP's question for the cause). The tool prompt is also counted after a year of requests (the
 memory keeps its newest ``MAX_INSTRUCTIONS``; the prompt shows a few) to give what the history
 adds. The memory node's work per size: merging one location's observation, and the snapshot it
 publishes and serves (the JSON of ``GetMemory`` and, where the ROS messages are built, the
@@ -33,8 +34,12 @@ REQUESTS = (
     ("thirsty", "I am thirsty", False),
     ("hungry", "I am hungry", False),
 )
-PROMPT_KINDS = ("goal", "partial_goal", "tool", "alternative_direct", "alternative_choose")
+PROMPT_KINDS = ("goal", "partial_goal", "tool", "alternative_direct", "alternative_choose", "replan",
+                "lasp_cause")
 _MISSING = ("mug", "Bring me a mug of water")   # Suggest Alternative: a class no home here has
+# Recovery after a failed grasp of the cup on the table (cup0 and table0 are in every home of bench scale).
+_FAILED = ("grasp", ("robot0", "cup0", "table0", "table0"),
+           "Error: grasp of cup0 failed. Reason: the gripper closed on nothing. Suggestion: look again.")
 
 
 def measure_prompts(scene, count: Callable[[str], int], oam) -> dict:
@@ -50,6 +55,7 @@ def measure_prompts(scene, count: Callable[[str], int], oam) -> dict:
 
     memory = SimulatedExecutor(scene, oam=oam).initial_memory("all")
     goal, tool = GoalPromptBuilder(), ToolPromptBuilder()
+    replan, lasp_cause = _recovery_prompts(scene, oam)
     rows = {}
     kept_history = tuple(_year_of_requests())[-MAX_INSTRUCTIONS:]   # what the memory keeps of a year
     for label, text, _named in REQUESTS:
@@ -59,6 +65,8 @@ def measure_prompts(scene, count: Callable[[str], int], oam) -> dict:
                 _goal_request(scene, text, oam, GoalMode.PARTIAL_PLAN, 8))),
             "tool": chat_tokens(count, tool.initial_messages(ToolPromptView(text, "", (), "", memory))),
         }
+        row["replan"] = chat_tokens(count, replan.initial_messages(_goal_request(scene, text, oam)))
+        row["lasp_cause"] = chat_tokens(count, lasp_cause(text))
         row["tool_after_year"] = chat_tokens(count, tool.initial_messages(
             ToolPromptView(text, "", kept_history, "", memory)))
         row["history_added"] = row["tool_after_year"] - row["tool"]
@@ -83,6 +91,26 @@ def measure_prompts(scene, count: Callable[[str], int], oam) -> dict:
     for row in rows.values():
         row.update(alternatives)
     return {"requests": rows, "memory": memory_times(memory, scene)}
+
+
+def _recovery_prompts(scene, oam):
+    """The prompts recovery sends after a failed step: the goal prompt with the execution
+    feedback (high-level replanning), and LASP's first question (the cause of the failure)."""
+    from affplan_ros.core.recovery.belief import Domain
+    from affplan_ros.core.recovery.lasp import FailureContext, failure_state, schema_text
+    from affplan_ros.core.recovery.runner import FeedbackPrompter
+    from affplan_ros.llm.recovery_prompting import LaspPromptBuilder, ReplanGoalPromptBuilder
+
+    action, args, feedback = _FAILED
+    builder = ReplanGoalPromptBuilder()
+    replan = FeedbackPrompter(builder, builder.replan_section("(and (inhand cup0 human0))", feedback))
+    lasp, schema = LaspPromptBuilder(), schema_text(Domain.default(oam), action)
+    state = failure_state(scene, args)
+
+    def cause(task: str) -> list[dict]:
+        ctx = FailureContext(task, " ".join((action, *args)), action, schema, feedback, state)
+        return [{"role": "system", "content": lasp.system()}, {"role": "user", "content": lasp.cause(ctx, 3)}]
+    return replan, cause
 
 
 def _year_of_requests():
@@ -160,14 +188,14 @@ def summary_lines(per_size: list[dict], rat: dict) -> list[str]:
                                           for lab, text, named in REQUESTS) + ". `history +`: tokens "
              f"{YEAR_OF_REQUESTS} earlier requests add to the tool prompt.", "",
              "| objects | request | goal | partial goal | tool | history + | alt. direct | alt. choose "
-             "| ratio to 35 (max) |",
-             "|---:|---|---:|---:|---:|---:|---:|---:|---:|"]
+             "| replan | LASP cause | ratio to 35 (max) |",
+             "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for s in per_size:
         for lab, row in s["prompts"]["requests"].items():
             r = rat.get("by_size", {}).get(s["requested"], {}).get(lab, {})
             lines.append(f"| {s['objects']} | {lab} | {row['goal']} | {row['partial_goal']} | {row['tool']} "
                          f"| {row['history_added']} | {row['alternative_direct']} | {row['alternative_choose']} "
-                         f"| {max(r.values()) if r else '-'} |")
+                         f"| {row['replan']} | {row['lasp_cause']} | {max(r.values()) if r else '-'} |")
     lines += ["", "## The memory node per size (median seconds)", "",
               "| objects | relations | merge one location | JSON snapshot | MemorySnapshot message |",
               "|---:|---:|---:|---:|---:|"]

@@ -54,6 +54,10 @@ def test_scale_prompts_and_pruned_only(tmp_path):
     assert ref["requests"]["bring"]["goal"] > small["requests"]["bring"]["goal"]
     assert data["prompt_ratios"]["largest"]["objects"] == 35
     assert data["prompt_ratios"]["by_size"]["35"]["bring"]["goal"] == 1.0
+    # recovery's prompts are counted too, and grow with the home while it is listed whole
+    assert {"replan", "lasp_cause"} <= set(data["prompt_ratios"]["by_size"]["35"]["bring"])
+    assert ref["requests"]["bring"]["replan"] > ref["requests"]["bring"]["goal"]
+    assert ref["requests"]["bring"]["lasp_cause"] > small["requests"]["bring"]["lasp_cause"]
     assert ref["memory"]["merge_s"] is not None and ref["memory"]["objects"] == 35
     text = (tmp_path / "summary.md").read_text()
     assert "Prompt tokens" in text and "merge one location" in text

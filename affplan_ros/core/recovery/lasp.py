@@ -257,6 +257,39 @@ def predicates_prompt(domain: Domain) -> str:
     return "\n".join(lines)
 
 
+# A home's facts beyond this many are narrowed to what a failed step concerns (a thousand objects
+# have thousands of facts; the cause is in the ones about the step's objects).
+STATE_FACTS = 60
+# The object expander lists at most this many candidates, one per class beyond it.
+EXPAND_CANDIDATES = 40
+
+
+def failure_state(scene: Scene, args: Sequence[str]) -> str:
+    """The believed facts a failure analysis is shown: all of a small home's; in a larger one
+    those about the step's arguments, what holds them and what they hold, and where the agents
+    are, with the number of the others."""
+    rels = list(scene.relations)
+    if len(rels) <= STATE_FACTS:
+        return "\n".join(str(r) for r in rels)
+    near = set(args)
+    near |= {r.args[1] for r in rels if len(r.args) == 2 and r.args[0] in near}    # holders
+    near |= {r.args[0] for r in rels if len(r.args) == 2 and r.args[1] in set(args)}   # contents
+    agents = {n for n, o in scene.objects.items() if o.is_agent}
+    shown = [r for r in rels if (r.args and r.args[0] in near) or (r.predicate == "at" and r.args[0] in agents)]
+    return "\n".join([*(str(r) for r in shown), f"({len(rels) - len(shown)} other facts about other things)"])
+
+
+def expand_candidates(cands: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(name, class) candidates to list: all of them up to EXPAND_CANDIDATES, else one per class
+    (the expander names a kind of thing; any of that class would do)."""
+    if len(cands) <= EXPAND_CANDIDATES:
+        return list(cands)
+    seen: dict[str, tuple[str, str]] = {}
+    for n, c in sorted(cands):
+        seen.setdefault(c, (n, c))
+    return list(seen.values())
+
+
 def schema_text(domain: Domain, action: str) -> str:
     cap = domain.capabilities[action]
     params = ([] if cap.environment else ["?actor - actor"]) + [f"?{p.name} - {p.type}" for p in cap.parameters]
@@ -338,13 +371,18 @@ class Lasp:
             out.rejected.append("object expander: no environment to take objects from")
             return None
         have = set(belief.scene.objects)
-        cands = [f"{n} ({c})" for n, c in self.environment.known_objects() if n not in have]
-        if not cands:
+        lacking = [(n, c) for n, c in self.environment.known_objects() if n not in have]
+        if not lacking:
             out.rejected.append("object expander: the environment has no object the problem lacks")
             return None
-        answer = self._ask("expand", self.prompter.expand(task, goal_text, sorted(have), cands, reason), out)
+        cands = [f"{n} ({c})" for n, c in expand_candidates(lacking)]
+        shown_have = sorted(have)
+        if len(shown_have) > EXPAND_CANDIDATES:   # the kinds of thing it has, not every one of them
+            shown_have = [n for n, _ in expand_candidates([(n, belief.scene.objects[n].class_name) for n in have])]
+            shown_have.append(f"and {len(have) - len(shown_have)} more of these kinds")
+        answer = self._ask("expand", self.prompter.expand(task, goal_text, shown_have, cands, reason), out)
         name = parse_labelled(answer, "OBJECT").split()[0].strip(".,;:`'\"()") if answer.strip() else ""
-        valid = {c.split(" ")[0] for c in cands}
+        valid = {n for n, _ in lacking}
         if name not in valid:
             out.rejected.append(f"object expander answered {name!r}, which is not one of the objects the "
                                 f"problem lacks")

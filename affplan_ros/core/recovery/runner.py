@@ -57,6 +57,7 @@ from affplan_ros.core.recovery.lasp import (
     PlanAttemptResult,
     RecoveryEnvironment,
     Refinement,
+    failure_state,
     schema_text,
 )
 from affplan_ros.core.recovery.repair import MidLevelRepairer, load_rules
@@ -147,7 +148,7 @@ class RecoveryResult:
 
 
 @dataclass
-class _FeedbackPrompter:
+class FeedbackPrompter:
     """A goal prompter whose first question also carries the execution feedback."""
 
     base: ReplanPrompter
@@ -215,12 +216,14 @@ class RecoveryRunner:
 
     def _goal(self, task: str, belief: Belief, res: RecoveryResult, feedback: str = "") -> list:
         t = belief.task()
-        prompter = self.goal_prompter if not feedback else _FeedbackPrompter(
+        prompter = self.goal_prompter if not feedback else FeedbackPrompter(
             self.goal_prompter, self.goal_prompter.replan_section(res.goal or "(none)", feedback))
         loop = GoalLoop(self.llm, prompter, self.semantic, max_rounds=self.config.goal_rounds,
                         max_seconds=max(1.0, self.config.max_seconds - (self.clock() - self._t0)))
+        # With the scene, the goal prompt lists what the request concerns in a large home (llm/focus.py).
         g = loop.run(GoalRequest(task=task, signature=t.signature,
-                                 scene_text=scene_relations_text(belief.scene, t.names)))
+                                 scene_text=scene_relations_text(belief.scene, t.names),
+                                 scene=belief.scene, names=dict(t.names)))
         res.usage.add("goal", _Usage(g.prompt_tokens, g.completion_tokens, g.llm_seconds), calls=g.rounds)
         if not g.accepted:
             if g.stop_reason.value == "llm_error":
@@ -404,8 +407,7 @@ class RecoveryRunner:
             return None
         res.refinements += 1
         ctx = FailureContext(task, str(step), step.action, schema_text(domain, step.action),
-                             at_level(raw, cfg.feedback).feedback(),
-                             "\n".join(str(r) for r in belief.scene.relations))
+                             at_level(raw, cfg.feedback).feedback(), failure_state(belief.scene, step.args))
         ref = lasp.refine(ctx, step, domain, belief, lambda d, b: self._plan(d, b, dnf, res), res.goal or "")
         res.usage.merge(ref.usage)
         res.objects_added += ref.objects_added

@@ -323,3 +323,24 @@ def test_scene_environment_offers_objects_with_what_holds_them() -> None:
     assert set(part.objects) == {"plate0", "cupboard0"} and "cupboard0" in part.locations
     assert {(r.predicate, r.args) for r in part.relations} == {("on", ("plate0", "cupboard0"))}
     assert env.properties() == {}
+
+
+def test_failure_analysis_sees_what_the_step_concerns_in_a_large_home() -> None:
+    from affplan_ros.bench.scale import household_scene
+    from affplan_ros.core.recovery.lasp import EXPAND_CANDIDATES, STATE_FACTS, expand_candidates, failure_state
+
+    small = household_scene(20, 0)
+    assert failure_state(small, ["robot0", "cup0"]).splitlines() == [str(r) for r in small.relations]
+    home = household_scene(1000, 0)
+    text = failure_state(home, ["robot0", "cup0", "table0", "table0"])
+    lines = text.splitlines()
+    assert len(home.relations) > 10 * STATE_FACTS and len(lines) < len(home.relations) // 4
+    # the step's objects and what holds them, where the agents are, and how much was left out
+    for fact in ("at robot0 counter0", "at human0 table0", "on cup0 table0"):
+        assert any(fact in l for l in lines), fact
+    assert lines[-1] == f"({len(home.relations) - len(lines) + 1} other facts about other things)"
+    # candidates for the object expander: all up to the bound, then one per class
+    few = [(f"apple{i}", "apple") for i in range(5)]
+    assert expand_candidates(few) == few
+    many = [(f"{c}{i}", c) for c in ("apple", "cup", "sponge") for i in range(EXPAND_CANDIDATES)]
+    assert expand_candidates(many) == [("apple0", "apple"), ("cup0", "cup"), ("sponge0", "sponge")]
