@@ -185,7 +185,13 @@ def _run_group(cmd, *, cwd, timeout: float, stdin=None, env=None) -> tuple[Optio
         rc: Optional[int] = proc.returncode
     except subprocess.TimeoutExpired:
         _kill_group(proc)
-        out, rc = (proc.stdout.read() if proc.stdout else ""), None
+        # communicate() has read part of the output already: ask it again for all of it (what a
+        # killed search logged tells how far it got). The group is dead, so the pipe is closed.
+        try:
+            out, _ = proc.communicate(timeout=5)
+        except (subprocess.TimeoutExpired, ValueError, OSError):
+            out = ""
+        rc = None
     finally:
         if proc.poll() is None:
             _kill_group(proc)
@@ -297,7 +303,9 @@ def fast_downward(domain: str, problem: str, searches: Sequence[str | tuple[str,
                 old.unlink()
             # FD's bound is exclusive and its costs are integers.
             bound = f"bound={math.floor(cost_bound) + 1}," if cost_bound is not None else ""
-            search = SEARCH_CONFIGS[name].format(t=max(1, int(left)), bound=bound)
+            # FD's own limit, to a tenth of a second, ends the search before our kill does, so it
+            # reports how far it got (an optimal search's f layer: the lower bound).
+            search = SEARCH_CONFIGS[name].format(t=f"{max(0.1, left):.1f}", bound=bound)
             with open(Path(tmp, "output.sas")) as sas:
                 rc, out, wall = _run_group([str(downward), "--search", search, "--internal-plan-file", "plan"],
                                            cwd=tmp, timeout=left + 0.5, stdin=sas)

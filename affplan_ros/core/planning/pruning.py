@@ -144,7 +144,11 @@ def prune_scene(scene: Scene, goal: Sequence[Sequence], task, anchored: bool = F
             if param.type in ("location", "actor") or param.name in bound or param.name in tied:
                 continue
             keep |= {o for o, types in affs.items() if param.type in types}
-    roles = {q.type for cap in task.capabilities.values() for q in cap.parameters} - {"location", "actor"}
+    # What of a place's furniture a plan for this goal can use: the types the goal's relevant
+    # capabilities take (heating, filling or chopping serve no plan that puts things away).
+    useful = goal_relevant_capabilities(goal, task.capabilities)
+    roles = {q.type for cap in task.capabilities.values() if cap.name in useful
+             for q in cap.parameters} - {"location", "actor"}
     keep -= stand_ins(scene, affs, base, keep - base, goal, roles, anchored)
 
     for loc in scene.locations.values():
@@ -332,4 +336,47 @@ def _adds_per_action(effect: str) -> dict[str, float]:
             out[head] = math.inf if nested else out.get(head, 0.0) + 1
     for expr in parse_sexprs(effect):
         walk(expr, True, False)
+    return out
+
+
+def goal_relevant_capabilities(goal: Sequence[Sequence], capabilities) -> set[str]:
+    """The capabilities a plan for ``goal`` can need: those whose effect names a needed predicate,
+    the goal's to start with and then every predicate of a needed capability's precondition (and
+    what a derived one is made of), to a fixed point. Predicates, not polarities, and every part
+    of a condition: it over-approximates, so a capability left out can be cut from any plan."""
+    needed = {lit.predicate for c in goal for lit in c}
+    relevant: set[str] = set()
+    changed = True
+    while changed:
+        changed = False
+        needed |= {b for p in list(needed) for b in _DERIVED_FROM.get(p, ())}
+        for cap in capabilities.values():
+            if cap.name not in relevant and _symbols(cap.effect) & needed:
+                relevant.add(cap.name)
+                needed |= {p for p in _symbols(cap.precondition) if not p.startswith("aff_")}
+                changed = True
+    return relevant
+
+
+# What the derived predicates are made of (core/planning/derived.py): needing one needs these.
+_DERIVED_FROM = {"free": ("on",), "not_on": ("on",), "enclosed": ("in", "closed", "opened"),
+                 "loose": ("in", "closed", "opened")}
+_NOT_PREDICATES = {"and", "or", "not", "imply", "exists", "forall", "when", "=", "increase", "decrease"}
+
+
+def _symbols(text: str) -> set[str]:
+    """Every predicate symbol anywhere in a PDDL condition or effect."""
+    out: set[str] = set()
+
+    def walk(e) -> None:
+        if isinstance(e, str) or not e:
+            return
+        if isinstance(e[0], str) and e[0] not in _NOT_PREDICATES and not e[0].startswith("?"):
+            out.add(e[0])
+        for x in e[1:]:
+            walk(x)
+        if not isinstance(e[0], str):
+            walk(e[0])
+    for expr in parse_sexprs(text):
+        walk(expr)
     return out

@@ -115,3 +115,26 @@ def test_goal_cost_bound_counts_the_actions_a_goal_needs_at_least():
     assert goal_cost_bound(to_dnf(parse_goal("(and (not (on apple0 counter0)))")), task) == 0
     pruned = plan_for_goal(s, three, time_limit=60)
     assert pruned.solved and pruned.optimal and pruned.cost >= 3
+
+
+def test_furniture_only_an_irrelevant_action_uses_does_not_keep_a_place():
+    from affplan_ros.bench.scale import household_scene
+    from affplan_ros.core.knowledge.capabilities import load_capabilities
+    from affplan_ros.core.planning.pruning import goal_relevant_capabilities
+
+    caps = load_capabilities()
+    away = to_dnf(parse_goal("(and (on apple0 counter0))"))
+    # putting a thing somewhere needs no heating, filling, chopping or wiping
+    assert {"heat_liquid", "fill", "chop", "wet_swipe"}.isdisjoint(goal_relevant_capabilities(away, caps))
+    assert {"grasp", "place", "move", "take_out", "open"} <= goal_relevant_capabilities(away, caps)
+    assert "chop" in goal_relevant_capabilities(CHOP, caps)
+    # In a home with a stove and a microwave: for putting the apple on the counter the counter
+    # stands in for the stove and the cupboard for the microwave; warming the water keeps both.
+    home = household_scene(70, 0)
+    assert {"stove0", "microwave0"} <= set(home.locations)
+    kept = prune_scene(home, away, build_task(home, away))
+    assert not {"stove0", "microwave0"} & set(kept.objects)
+    warm = to_dnf(parse_goal("(and (liquid_warm water0))"))
+    assert "heat_liquid" in goal_relevant_capabilities(warm, caps)
+    kept = prune_scene(home, warm, build_task(home, warm))
+    assert {"stove0", "microwave0"} & set(kept.objects)
