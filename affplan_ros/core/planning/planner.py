@@ -43,18 +43,17 @@ from affplan_ros.core.planning.pruning import goal_cost_bound, prune_scene, visi
 from affplan_ros.core.planning.simulate import validate_plan as symbolic
 from affplan_ros.core.planning.task import PlanningTask, build_task
 
-# Search configurations; {t} is the remaining time (Fast Downward's own limit on search);
-# {bound} in an optimal one is empty or "bound=N," (only plans costing less than N).
+# Search configurations; {t} is the remaining time (Fast Downward's own limit on search).
 SEARCH_CONFIGS = {
     # A* with LM-cut: optimal for action costs; needs no axioms because disjunctive goals
     # are compiled into zero-cost goal actions. Strong per state, but slow per state on
     # tasks with thousands of operators.
-    "lmcut": "astar(lmcut(),{bound}max_time={t})",
+    "lmcut": "astar(lmcut(),max_time={t})",
     # A* with the admissible landmark heuristic of BJOLP (FD's seq-opt-bjolp): weaker than
     # LM-cut per state but far cheaper to compute.
-    "bjolp": "astar(landmark_cost_partitioning(lm_merged([lm_rhw(),lm_hm(m=1)])),{bound}max_time={t})",
+    "bjolp": "astar(landmark_cost_partitioning(lm_merged([lm_rhw(),lm_hm(m=1)])),max_time={t})",
     # A* with iPDB pattern databases (FD's seq-opt-ipdb style, construction time capped).
-    "ipdb": "astar(ipdb(max_time=5),{bound}max_time={t})",
+    "ipdb": "astar(ipdb(max_time=5),max_time={t})",
     # LAMA's landmark + FF greedy search with costs counted (+1, as LAMA's heuristics do):
     # fast and cost-aware (the unit-cost lama-first happily asks the human, cost 100).
     "greedy": ("let(hlm, eval_modify_costs(landmark_sum(lm_factory=lm_reasonable_orders_hps(lm_rhw()),"
@@ -258,8 +257,7 @@ def last_f_layer(log: str) -> Optional[float]:
 
 
 def fast_downward(domain: str, problem: str, searches: Sequence[str | tuple[str, float]] | str,
-                  time_limit: float, translate_options: Sequence[str] = (),
-                  cost_bound: Optional[float] = None) -> FDRun:
+                  time_limit: float, translate_options: Sequence[str] = ()) -> FDRun:
     """Translate ``domain``/``problem`` (PDDL text) once, then run ``searches`` one after
     another on the result, all within ``time_limit`` seconds. A search is a key of
     SEARCH_CONFIGS, or (key, share): then it gets at most that share (0..1] of the time left
@@ -267,10 +265,7 @@ def fast_downward(domain: str, problem: str, searches: Sequence[str | tuple[str,
 
     Searches after one that proved the task unsolvable, or after an optimal one that found a
     plan, are skipped. The run's status is "plan" if any search found one (``plan_text`` is
-    the cheapest); ``optimal`` says whether an optimal search finished with it.
-
-    ``cost_bound``: the optimal searches look only for plans costing at most this, and report
-    the task unsolvable when there is none (quickly, where the bound is low)."""
+    the cheapest); ``optimal`` says whether an optimal search finished with it."""
     searches = [searches] if isinstance(searches, str) else list(searches)
     searches = [(s, 1.0) if isinstance(s, str) else (s[0], float(s[1])) for s in searches]
     bindir, downward = _fd_paths()
@@ -301,11 +296,9 @@ def fast_downward(domain: str, problem: str, searches: Sequence[str | tuple[str,
                 continue
             for old in Path(tmp).glob("plan*"):
                 old.unlink()
-            # FD's bound is exclusive and its costs are integers.
-            bound = f"bound={math.floor(cost_bound) + 1}," if cost_bound is not None else ""
-            # FD's own limit, to a tenth of a second, ends the search before our kill does, so it
-            # reports how far it got (an optimal search's f layer: the lower bound).
-            search = SEARCH_CONFIGS[name].format(t=f"{max(0.1, left):.1f}", bound=bound)
+            # FD's own limit, to a tenth of a second (it counts CPU time: on a loaded machine our
+            # kill comes first, and _run_group keeps what the search logged until then).
+            search = SEARCH_CONFIGS[name].format(t=f"{max(0.1, left):.1f}")
             with open(Path(tmp, "output.sas")) as sas:
                 rc, out, wall = _run_group([str(downward), "--search", search, "--internal-plan-file", "plan"],
                                            cwd=tmp, timeout=left + 0.5, stdin=sas)
@@ -360,12 +353,11 @@ def _default_validator() -> str:
 def solve_task(task: PlanningTask, goal: Optional[Sequence[Sequence]] = None, *,
                mode: str = "optimal", time_limit: float = 30.0,
                validate_against: Optional[PlanningTask] = None, split: bool = True,
-               validator: Optional[str] = None, cost_bound: Optional[float] = None) -> PlanResult:
+               validator: Optional[str] = None) -> PlanResult:
     """Plan for ``task`` (goal given or the task's own), validate, return a PlanResult.
 
     ``validate_against``: the task the plan is checked on (the full task when ``task`` is a
-    pruned one); ``split``: use the split encoding of high-arity actions; ``cost_bound``
-    (optimal mode): only an optimal plan costing at most this, else UNSOLVABLE."""
+    pruned one); ``split``: use the split encoding of high-arity actions."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     validator = validator or _default_validator()
@@ -393,11 +385,10 @@ def solve_task(task: PlanningTask, goal: Optional[Sequence[Sequence]] = None, *,
         optimal = os.environ.get("AFFPLAN_OPTIMAL_SEARCH", DEFAULT_OPTIMAL)
         if optimal not in OPTIMAL_CONFIGS:
             raise ValueError(f"AFFPLAN_OPTIMAL_SEARCH must be one of {OPTIMAL_CONFIGS}, not {optimal!r}")
-        # Under a cost bound only an optimal plan will do: no anytime search after it.
-        searches = [optimal] if cost_bound is not None else [(optimal, OPTIMAL_SHARE), "anytime"]
+        searches = [(optimal, OPTIMAL_SHARE), "anytime"]
     else:
-        searches, cost_bound = ["greedy"], None
-    run = fast_downward(domain, problem, searches, time_limit, options, cost_bound=cost_bound)
+        searches = ["greedy"]
+    run = fast_downward(domain, problem, searches, time_limit, options)
     res = PlanResult(status=PlanStatus.ERROR, log=run.log, objects_total=len(task.object_types),
                      objects_used=len(task.object_types), operators=run.operators)
     res.timings.translate_s, res.timings.search_s = run.translate_s, run.search_s
@@ -405,9 +396,7 @@ def solve_task(task: PlanningTask, goal: Optional[Sequence[Sequence]] = None, *,
     if run.status == "timeout":
         res.status, res.message = PlanStatus.TIMEOUT, f"no plan within {time_limit:.1f} s"
     elif run.status == "unsolvable":
-        res.status, res.message = PlanStatus.UNSOLVABLE, (
-            "the goal cannot be reached from this state" if cost_bound is None
-            else f"no plan costs at most {cost_bound:g}")
+        res.status, res.message = PlanStatus.UNSOLVABLE, "the goal cannot be reached from this state"
     elif run.status != "plan" or run.plan_text is None:
         res.status, res.message = PlanStatus.ERROR, f"Fast Downward failed (exit code {run.rc})"
     else:
@@ -498,10 +487,10 @@ def plan_for_goal(scene: Scene, goal: Sequence[Sequence], *, mode: str = "optima
             # any plan going elsewhere must (visit_bound), it is optimal for the whole home.
             small = build_task(sub, goal, agents=full.agents, capabilities=full.capabilities, **rest)
             left = time_limit / 2 if bound is not None else max(1.0, time_limit - (time.monotonic() - t0))
-            # Bounded by visit_bound, the first stage's search ends at once where the plan must
-            # cost more (a goal of many things), instead of proving an optimum that is of no use.
-            res = solve_task(small, time_limit=left, validate_against=full,
-                             cost_bound=bound if mode == "optimal" else None, **opts)
+            # Not bounded by visit_bound (FD's bound would end it at once where the plan costs
+            # more): its optimal plan is the fallback when the whole home's search runs out of
+            # time (a greedy plan there was far worse: one took the person's 100-cost action).
+            res = solve_task(small, time_limit=left, validate_against=full, **opts)
             res.objects_total, res.objects_used, res.pruned = len(full.object_types), len(small.object_types), True
             if bound is not None:
                 if res.solved and (mode != "optimal" or (res.optimal and res.cost <= bound)):
