@@ -419,12 +419,11 @@ def _run_case(case: dict, r: dict) -> None:
 def _llm_planner(case: dict, r: dict, scene, full, desired: Optional[list]) -> None:
     """The baseline: the LLM writes the plan (one call), the validator judges it against the
     desired goal: every precondition on the way, then the goal."""
+    from affplan_ros.core.agent.plan_tool import scene_relations_text
     from affplan_ros.core.planning.planner import validate
     from affplan_ros.llm.llm_planner import llm_plan, steps_text
 
-    scene_text = "\n".join(f"({rel.predicate} {' '.join(full.names.get(a, a) for a in rel.args)})"
-                           for rel in scene.relations)
-    got = llm_plan(_WORKER["client"], case["task"], full, scene_text)
+    got = llm_plan(_WORKER["client"], case["task"], full, scene_relations_text(scene, full.names))
     r["answer"], r["llm_calls"] = got.answer[:2000], 1
     r["tokens"] = {"prompt": got.prompt_tokens, "completion": got.completion_tokens}
     r["seconds"]["llm"] = round(got.seconds, 4)
@@ -434,17 +433,12 @@ def _llm_planner(case: dict, r: dict, scene, full, desired: Optional[list]) -> N
         return
     if desired is None:
         return
-    ok, cost, message = validate(full, desired, got.steps)
+    ok, cost, message = validate(full, desired, got.steps)    # cost is None for a rejected plan
     r["plan_status"] = "valid" if ok else "invalid"
     r["success"], r["cost"] = ok, cost
-    mc = case["min_costs"]
-    if ok and cost is not None and mc is not None:
-        r["cost_vs_min"] = "equal" if cost == mc else ("below" if cost < mc else "above")
-    r["minimal"] = bool(ok and r["cost_vs_min"] in ("equal", "below"))
     if not ok:
         r["failure"] = r["failure"] or f"llm-planner: {message}"
-    elif not r["minimal"]:
-        r["failure"] = f"not minimal: cost {cost:g} > min_costs {mc}" if mc is not None else "no min_costs"
+    _cost_verdict(case, r, cost)
 
 
 def _desired_goal(case: dict, r: dict, kind: str, scene, full) -> tuple[Optional[list], Optional[list[str]]]:
@@ -486,6 +480,7 @@ def _desired_goal(case: dict, r: dict, kind: str, scene, full) -> tuple[Optional
 
 def _goal(case: dict, r: dict, cfg: dict, oam, scene, full, answers: Optional[list[str]]):
     """The goal loop (LLM answer -> checks -> corrections): its result when a goal was accepted, else None."""
+    from affplan_ros.core.agent.plan_tool import scene_relations_text
     from affplan_ros.core.goals.loop import GoalLoop, GoalRequest
 
     if cfg["kind"] == "replay" and answers:
@@ -508,8 +503,7 @@ def _goal(case: dict, r: dict, cfg: dict, oam, scene, full, answers: Optional[li
         llm = ReplayChat(answers or [])
     if _WORKER.get("semantic_error"):
         r["warnings"].append(_WORKER["semantic_error"])
-    scene_text = "\n".join(f"({rel.predicate} {' '.join(full.names.get(a, a) for a in rel.args)})"
-                           for rel in scene.relations)
+    scene_text = scene_relations_text(scene, full.names)
     loop = GoalLoop(llm, _WORKER["prompter"], _WORKER["semantic"], max_rounds=cfg["max_rounds"],
                     max_seconds=cfg["max_llm_seconds"])
     res = loop.run(GoalRequest(task=case["task"], signature=full.signature, scene_text=scene_text,
@@ -591,15 +585,20 @@ def _judge(case: dict, r: dict, full, desired: Optional[list], res, pr) -> None:
             r["success"] = False
             r["failure"] = r["failure"] or f"simulation error: {exc}"
     r["seconds"]["simulate"] = round(time.monotonic() - t, 4)
-    mc = case["min_costs"]
-    if pr.cost is not None and mc is not None:
-        r["cost_vs_min"] = "equal" if pr.cost == mc else ("below" if pr.cost < mc else "above")
-    r["minimal"] = bool(r["success"] and r["cost_vs_min"] in ("equal", "below"))
     if not r["success"]:
         r["failure"] = r["failure"] or (f"plan does not reach the desired goal {case['desired_goal'].strip()} "
                                         f"(accepted goal {res.goal_text})")
-    elif not r["minimal"]:
-        r["failure"] = f"not minimal: cost {pr.cost:g} > min_costs {mc}" if mc is not None else "no min_costs"
+    _cost_verdict(case, r, pr.cost)
+
+
+def _cost_verdict(case: dict, r: dict, cost: Optional[float]) -> None:
+    """The plan's cost against the case's min_costs; a successful case that is not minimal says why."""
+    mc = case["min_costs"]
+    if cost is not None and mc is not None:
+        r["cost_vs_min"] = "equal" if cost == mc else ("below" if cost < mc else "above")
+    r["minimal"] = bool(r["success"] and r["cost_vs_min"] in ("equal", "below"))
+    if r["success"] and not r["minimal"]:
+        r["failure"] = f"not minimal: cost {cost:g} > min_costs {mc}" if mc is not None else "no min_costs"
 
 
 # --------------------------------------------------------------------------------------

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import statistics
 import time
+from dataclasses import replace
 from typing import Callable, Optional
 
 REFERENCE = 35                  # the home size every other size is compared with
@@ -58,14 +59,16 @@ def measure_prompts(scene, count: Callable[[str], int], oam) -> dict:
     replan, lasp_cause = _recovery_prompts(scene, oam)
     rows = {}
     kept_history = tuple(_year_of_requests())[-MAX_INSTRUCTIONS:]   # what the memory keeps of a year
+    home = _goal_request(scene, "", oam)    # the home's planning task, built once: requests differ in text
     for label, text, _named in REQUESTS:
+        request = replace(home, task=text)
         row = {
-            "goal": chat_tokens(count, goal.initial_messages(_goal_request(scene, text, oam))),
+            "goal": chat_tokens(count, goal.initial_messages(request)),
             "partial_goal": chat_tokens(count, goal.initial_messages(
-                _goal_request(scene, text, oam, GoalMode.PARTIAL_PLAN, 8))),
+                replace(request, mode=GoalMode.PARTIAL_PLAN, max_predicates=8))),
             "tool": chat_tokens(count, tool.initial_messages(ToolPromptView(text, "", (), "", memory))),
         }
-        row["replan"] = chat_tokens(count, replan.initial_messages(_goal_request(scene, text, oam)))
+        row["replan"] = chat_tokens(count, replan.initial_messages(request))
         row["lasp_cause"] = chat_tokens(count, lasp_cause(text))
         row["tool_after_year"] = chat_tokens(count, tool.initial_messages(
             ToolPromptView(text, "", kept_history, "", memory)))

@@ -56,8 +56,8 @@ def load_script(path: Union[str, Path]) -> dict[str, dict[str, list[str]]]:
 
 
 def normalize_answers(answers: Answers, where: str = "answers") -> dict:
-    if isinstance(answers, Mapping) and "rounds" in answers:
-        rounds = answers["rounds"]
+    if isinstance(answers, Mapping) and ROUNDS in answers:
+        rounds = answers[ROUNDS]
         if isinstance(rounds, str) or not isinstance(rounds, Sequence) or not all(
                 isinstance(r, Mapping) and isinstance(r.get("tool"), str) for r in rounds):
             raise ScriptError(f"{where}: rounds must be a list of mappings with a tool answer")
@@ -129,7 +129,6 @@ class ScriptedEndpoint:
                     f"scripted answers for case {self._case!r} ran out (question kind {kind!r}, "
                     f"question {len(self.asked)})"))
             return queue.pop(0)
-
 
     def _replay(self, kind: str):
         from affplan_ros.llm.fake_server import FakeReply

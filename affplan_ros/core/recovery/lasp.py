@@ -271,9 +271,9 @@ def failure_state(scene: Scene, args: Sequence[str]) -> str:
     rels = list(scene.relations)
     if len(rels) <= STATE_FACTS:
         return "\n".join(str(r) for r in rels)
-    near = set(args)
-    near |= {r.args[1] for r in rels if len(r.args) == 2 and r.args[0] in near}    # holders
-    near |= {r.args[0] for r in rels if len(r.args) == 2 and r.args[1] in set(args)}   # contents
+    step = set(args)
+    near = step | {r.args[1] for r in rels if len(r.args) == 2 and r.args[0] in step}    # holders
+    near |= {r.args[0] for r in rels if len(r.args) == 2 and r.args[1] in step}          # contents
     agents = {n for n, o in scene.objects.items() if o.is_agent}
     shown = [r for r in rels if (r.args and r.args[0] in near) or (r.predicate == "at" and r.args[0] in agents)]
     return "\n".join([*(str(r) for r in shown), f"({len(rels) - len(shown)} other facts about other things)"])
