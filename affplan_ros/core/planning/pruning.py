@@ -54,23 +54,31 @@ HOLDING = ("on", "in", "liquid_in")
 
 def _atoms(text: str) -> list[tuple[str, tuple[str, ...], bool]]:
     """(predicate, args, positive) for each atom of a PDDL condition/effect."""
+    return [(p, args, positive) for p, args, positive, _ in _walk_atoms(text)]
+
+
+def _walk_atoms(text: str) -> list[tuple[str, tuple[str, ...], bool, bool]]:
+    """(predicate, args, positive, nested) for each atom of a PDDL condition/effect; ``nested``:
+    under forall or when (of a when, only its effect), where one action may add any number."""
     out = []
 
-    def walk(e, positive=True):
+    def walk(e, positive: bool, nested: bool) -> None:
         if isinstance(e, str) or not e:
             return
         head = e[0]
         if head == "not":
-            walk(e[1], not positive)
+            walk(e[1], not positive, nested)
         elif head in ("and", "or"):
             for c in e[1:]:
-                walk(c, positive)
+                walk(c, positive, nested)
+        elif head in ("forall", "when"):     # (forall (?x ...) body), (when condition effect)
+            walk(e[2] if len(e) > 2 else None, positive, True)
         elif head in _LOGIC:
             return
         elif isinstance(head, str):
-            out.append((head, tuple(a for a in e[1:] if isinstance(a, str)), positive))
+            out.append((head, tuple(a for a in e[1:] if isinstance(a, str)), positive, nested))
     for expr in parse_sexprs(text):
-        walk(expr)
+        walk(expr, True, False)
     return out
 
 
@@ -318,24 +326,9 @@ def _adds_per_action(effect: str) -> dict[str, float]:
     """Predicate -> how many atoms of it one action with ``effect`` adds (inf under forall or
     when, where one action may add any number)."""
     out: dict[str, float] = {}
-
-    def walk(e, positive: bool, nested: bool) -> None:
-        if isinstance(e, str) or not e:
-            return
-        head = e[0]
-        if head == "not":
-            walk(e[1], not positive, nested)
-        elif head == "and":
-            for c in e[1:]:
-                walk(c, positive, nested)
-        elif head == "forall":          # (forall (?x ...) effect)
-            walk(e[2] if len(e) > 2 else None, positive, True)
-        elif head == "when":            # (when condition effect): only the effect adds
-            walk(e[2] if len(e) > 2 else None, positive, True)
-        elif isinstance(head, str) and head not in _LOGIC and positive:
+    for head, _, positive, nested in _walk_atoms(effect):
+        if positive:
             out[head] = math.inf if nested else out.get(head, 0.0) + 1
-    for expr in parse_sexprs(effect):
-        walk(expr, True, False)
     return out
 
 
