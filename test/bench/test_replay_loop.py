@@ -107,3 +107,16 @@ def test_the_papers_logs_replayed_through_our_loop(tmp_path):
     assert not first["valid"] and "no alternative is needed" in first["error"]
     assert second["tool"] == "PARTIAL_PLAN" and second["fallback"]
     assert cases["plan#18"]["success"] and cases["plan#18"]["paper"]["reached"] is False
+
+
+def test_replay_without_the_logs_or_where_there_is_none_is_a_clear_error(tmp_path, capsys):
+    from affplan_ros.cli import main
+
+    autogpt_dir()
+    assert main(["bench", "autogptp", "--llm", "replay:paper", "--logs", str(tmp_path / "none"),
+                 "--set", "plan", "--out", str(tmp_path / "out")]) == 2
+    assert "no log" in capsys.readouterr().err
+    # Suggest Alternative on its own has no recorded rounds to replay
+    assert main(["bench", "alternative", "--llm", "replay:paper", "--out", str(tmp_path / "alt")]) == 2
+    assert "use scripted:FILE" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() and not (tmp_path / "alt").exists()
