@@ -591,10 +591,12 @@ class _Builder:
         crowded: set[tuple[str, str]] = set()
         pending = [n for n, t in self.things.items() if t.kind == ThingKind.OBJECT and n not in self.poses]
 
-        def order(n: str) -> tuple[bool, float]:
+        def order(n: str) -> tuple[bool, bool, float]:
             support, props = self._support_of(n), self.things[n].props
             area = _footprint(props)[0] * _footprint(props)[1] if support in largest_first else 0.0
-            return not (_is_long(props) and support in long_first), -area
+            # What must lie across a container's rim comes after what goes inside, so that it can
+            # be laid beside what is in there, not over it.
+            return self._lies_across(n), not (_is_long(props) and support in long_first), -area
 
         pending.sort(key=order)
         while pending:
@@ -602,6 +604,9 @@ class _Builder:
             for name in list(pending):
                 support = self._support_of(name)
                 assert support is not None   # floor-standing ones were laid out already
+                if self._lies_across(name) and any(self._support_of(o) == support and not self._lies_across(o)
+                                                   for o in pending):
+                    continue    # what goes inside first (see order)
                 if support not in self.surfaces:
                     if support[0] in pending or support[0] not in self.things:
                         continue
@@ -621,6 +626,18 @@ class _Builder:
                     self._object_surfaces(name)
                 pending = []
         return crowded
+
+    def _lies_across(self, name: str) -> bool:
+        """Whether ``name`` goes into a container whose floor it cannot lie on any way round."""
+        support = self._support_of(name)
+        if support is None or support[1] != "inner" or support[0] not in self.things:
+            return False
+        hollow = hollow_of(self.things[support[0]].props)
+        if hollow is None:
+            return False
+        props = self.things[name].props
+        return not any(all(abs(du) + hu <= hollow[0] / 2 and abs(dv) + hv <= hollow[1] / 2
+                           for du, dv, hu, hv in _pack_parts(props, yaw)) for yaw in _pack_yaws(props))
 
     def _pack(self, name: str, surf: _Surface) -> bool:
         """Put ``name`` on ``surf`` at the free spot nearest the front middle; False where it had to
@@ -645,7 +662,7 @@ class _Builder:
             # bananas lie side by side across a 20 cm bowl), else on top of it.
             self.warnings.append(f"{name}: does not fit inside {surf.owner}; resting on its rim")
             parts = _pack_parts(props, 0.0)
-            v = _rim_spot(top, parts, self.things[surf.owner].props)
+            v = _rim_spot(top, parts, self.things[surf.owner].props, inside=surf)
             if v is None:
                 self.poses[name] = (top.cx, top.cy, top.z + top.stack + h / 2 + 0.005, surf.yaw)
                 top.stack += h + 0.005
@@ -736,15 +753,31 @@ def _is_long(props: ObjectProperties) -> bool:
 
 
 def _rim_spot(top: _Surface, parts: list[tuple[float, float, float, float]],
-              container: ObjectProperties) -> Optional[float]:
+              container: ObjectProperties, inside: Optional[_Surface] = None) -> Optional[float]:
     """Where across a container's rim (``top``) something too long for its floor lies: the offset
     v across its length (along the surface's y) nearest the middle, 1 cm steps, where it is clear
     of what already lies across (``PACK_GAP``) and still longer than the opening there, so the rim
-    bears both its ends; None where there is no such place."""
+    bears both its ends; None where there is no such place. Where the rim offers a choice, it does
+    not lie over what is already ``inside`` (an apple in the bowl): a person would not bury it, and
+    the scene does not say that anything is on it, so the planner may take it out first."""
     half_len = min(du + hu for du, _, hu, _ in parts)
+    candidates = [v for v in _rim_offsets(top, parts, container, half_len) if _is_free(top, parts, 0.0, v)]
+    if inside is not None:
+        # The inner floor's frame: the same yaw, its centre maybe offset from the rim's.
+        c, s = cos(inside.yaw), sin(inside.yaw)
+        dx, dy = top.cx - inside.cx, top.cy - inside.cy
+        u0, v0 = c * dx + s * dy, -s * dx + c * dy
+        clear = [v for v in candidates if _is_free(inside, parts, u0, v0 + v)]
+        candidates = clear or candidates
+    return candidates[0] if candidates else None
+
+
+def _rim_offsets(top: _Surface, parts: list[tuple[float, float, float, float]],
+                 container: ObjectProperties, half_len: float) -> list[float]:
+    """The offsets across the rim, nearest the middle first, where the rim bears both ends."""
     inner = hollow_of(container)
     ri = inner[0] / 2 if inner is not None else 0.0
-    step, k = 0.01, 0
+    step, k, out = 0.01, 0, []
     while k * step <= top.hy:
         for v in ((k * step, -k * step) if k else (0.0,)):
             edge = max(abs(v + dv) + hv for _, dv, _, hv in parts)
@@ -752,10 +785,10 @@ def _rim_spot(top: _Surface, parts: list[tuple[float, float, float, float]],
                 continue
             # Half the opening's width where the object's outer edge crosses it (a round one's chord).
             opening = (sqrt(max(ri * ri - edge * edge, 0.0)) if container.shape == "cylinder" else ri)
-            if half_len >= opening + 0.005 and _is_free(top, parts, 0.0, v):
-                return v
+            if half_len >= opening + 0.005:
+                out.append(v)
         k += 1
-    return None
+    return out
 
 
 def _is_free(surf: _Surface, parts: list[tuple[float, float, float, float]], u: float, v: float) -> bool:
