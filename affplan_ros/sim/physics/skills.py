@@ -40,7 +40,7 @@ from affplan_ros.sim.physics.arm_paths import MAX_CHECKS, ArmPathPlanner
 from affplan_ros.sim.physics.bodies import object_geometry
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
 from affplan_ros.sim.physics.edge_grasp import edge_grasp, edge_place_poses, held_by_edge, is_flat_and_wide
-from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, closing, grasp_points, in_the_way, opening
+from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, closing, grasp_points, in_the_way, off_centre, opening
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
 from affplan_ros.sim.physics.rims import dish_spots, drop_points, first_plan
@@ -441,7 +441,7 @@ class Skills:
                               f"{dist:.2f} m from the base centre, {target[2]:.2f} m high ({why})", distance=dist)
         side, grasp, plan = found
         pre, at, lifted = plan
-        self.control.set_gripper(side, opening(grasp.width, w.spec.max_aperture), 0.3)
+        self.control.set_gripper(side, opening(grasp.spread, w.spec.max_aperture), 0.3)
         out = self.move_arm(side, pre)
         if not out.ok:
             return self._blocked(out, f"moving to the pre-grasp pose above {obj}")
@@ -537,17 +537,23 @@ class Skills:
         """The top-down grasps of ``obj`` as it lies now (``grasps.py``), each with the finger yaws
         to try, seen from ``base`` (default: where the robot stands): those that leave both fingers
         room first, with the yaws that do; then, up to ``MAX_GRASPS`` in all, the others with all
-        their yaws (the physics then shows whether the fingers get there)."""
+        their yaws (the physics then shows whether the fingers get there); last, the clear ones
+        with the hand off the middle (``grasps.off_centre``), where the fingers have room."""
         w = self.world
         base = base or w.base_pose()
         held = tuple(h for h in self.held.values() if h)
+
+        def room(grasp: Grasp) -> list[float]:
+            return [y for y in self._grasp_yaws(base, grasp.target, grasp.finger_yaw)
+                    if in_the_way(w, obj, grasp.target, grasp.spread, y, w.spec.max_aperture, held) is None]
+
         clear, blocked = [], []
         for grasp in grasp_points(w, obj, base, w.spec.max_aperture - 0.01):
-            yaws = self._grasp_yaws(base, grasp.target, grasp.finger_yaw)
-            room = [y for y in yaws
-                    if in_the_way(w, obj, grasp.target, grasp.width, y, w.spec.max_aperture, held) is None]
-            (clear if room else blocked).append((grasp, room or yaws))
-        return (clear + blocked)[:MAX_GRASPS]
+            yaws = room(grasp)
+            (clear if yaws else blocked).append((grasp, yaws or self._grasp_yaws(base, grasp.target, grasp.finger_yaw)))
+        off = [(g, yaws) for grasp, _ in clear for g in off_centre(w, obj, grasp, w.spec.max_aperture)
+               if (yaws := room(g))]
+        return (clear + blocked)[:MAX_GRASPS] + off
 
     def top_down_grasp(self, obj: str, base: Optional[BasePose] = None) -> tuple[float, Optional[float], np.ndarray]:
         """The best top-down grasp of ``obj`` as it lies now: the width across which the fingers
