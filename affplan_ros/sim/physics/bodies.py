@@ -295,6 +295,7 @@ def _drawer(name: str, class_name: str, props: ObjectProperties, p: float, inner
 
 
 MIN_WALL = 0.008     # m: thinner walls let a closing finger tunnel through in a step
+ROUND_ROOM = 0.005   # m kept between what lies on a round dish's floor and its wall
 DISH_FLOOR = 0.005   # m: a plate's floor under its well
 
 
@@ -391,6 +392,17 @@ def object_geometry(props: ObjectProperties) -> ObjectGeometry:
         # (a watering can's body is behind the middle of its length; the spout in front is light).
         com = (top_handle_parts(props)[0][0][0], 0.0, 0.0)
     return ObjectGeometry(top, inner, half, hollow, wall, com)
+
+
+def round_well(props: ObjectProperties) -> Optional[float]:
+    """The radius a round dish's or container's floor is free to, inside the flats of its
+    octagonal wall (``object_xml``) less ``ROUND_ROOM``; None for anything else. (Its floor site
+    is the square inscribed in that circle: what is longer, a spoon on a plate, may still lie
+    within the circle.)"""
+    if props.shape != "cylinder" or hollow_of(props) is None:
+        return None
+    geo = object_geometry(props)
+    return geo.half[0] * cos(pi / 8) - geo.wall[0] - ROUND_ROOM
 
 
 def object_xml(name: str, class_name: str, props: ObjectProperties, pos: tuple[float, float, float], yaw: float) -> str:

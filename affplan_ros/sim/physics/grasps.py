@@ -47,6 +47,11 @@ MARGIN = 0.01
 # hand shapes itself before a grasp: a rim grasp's inner finger then stays by the wall, clear
 # of what lies in the bowl.
 OPEN_MARGIN = 0.025
+# m the hand may come down off a low thing's middle along the closing direction, away from a
+# neighbour its 10 cm palm would meet (a fork 3.5 cm in front of a box's wall): the fingers open that
+# much wider to either side, the far one comes down as close by as ever, and closing, it pushes the
+# thing in between the pads (a parallel gripper centres what it closes on).
+OFF_CENTRE = 0.015
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,13 @@ class Grasp:
     finger_yaw: Optional[float]   # world yaw of the closing direction; None: round, any
     target: np.ndarray            # TCP, world
     kind: str                     # top | rim | handle
+    off: float = 0.0              # m the TCP lies off the object's middle along the closing direction
+
+    @property
+    def spread(self) -> float:
+        """What the open fingers straddle coming down: the object, and the TCP's way off its middle
+        on both sides (the fingers close symmetrically about the TCP)."""
+        return self.width + 2 * abs(self.off)
 
 
 def grasp_points(world: PhysicsWorld, obj: str, base: BasePose, max_width: float) -> list[Grasp]:
@@ -94,6 +106,19 @@ def grasp_points(world: PhysicsWorld, obj: str, base: BasePose, max_width: float
             point = pos + d * rot[:, along[0]] if d else pos
             out.append(Grasp(2 * float(half[i]), yaw, np.array([point[0], point[1], z]), "top"))
     return out
+
+
+def off_centre(world: PhysicsWorld, obj: str, grasp: Grasp, max_aperture: float) -> list[Grasp]:
+    """``grasp`` with the TCP ``OFF_CENTRE`` to either side of the object's middle along the
+    closing direction, where the fingers still open wide enough: only a top grasp of a low thing
+    (at most a pad's length high: the far pad pushes it at its foot, so it slides, not tips)."""
+    height = 2 * vertical_half(world.things[obj].props, world.rotation(obj))
+    if grasp.kind != "top" or grasp.finger_yaw is None or height > 2 * PAD_HALF[0] \
+            or grasp.width + 2 * OFF_CENTRE + OPEN_MARGIN > max_aperture:
+        return []
+    d = np.array([cos(grasp.finger_yaw), sin(grasp.finger_yaw), 0.0])
+    return [Grasp(grasp.width, grasp.finger_yaw, grasp.target + sign * OFF_CENTRE * d, grasp.kind, sign * OFF_CENTRE)
+            for sign in (1.0, -1.0)]
 
 
 def tip_clearance(height: float) -> float:

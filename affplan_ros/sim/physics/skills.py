@@ -37,10 +37,10 @@ import mujoco
 import numpy as np
 
 from affplan_ros.sim.physics.arm_paths import MAX_CHECKS, ArmPathPlanner
-from affplan_ros.sim.physics.bodies import object_geometry
+from affplan_ros.sim.physics.bodies import object_geometry, round_well
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
 from affplan_ros.sim.physics.edge_grasp import edge_grasp, edge_place_poses, held_by_edge, is_flat_and_wide
-from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, closing, grasp_points, in_the_way, opening
+from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, closing, grasp_points, in_the_way, off_centre, opening
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
 from affplan_ros.sim.physics.rims import dish_spots, drop_points, first_plan
@@ -61,7 +61,6 @@ RELEASE_GAP = 0.01      # m between the object's bottom and the support when the
 CLEARANCE = 0.07
 STAND_ASIDE = (0.0, 0.05, -0.05, 0.1, -0.1, 0.2, -0.2, 0.3, -0.3)   # m along a place's front tried to stand, in turn
 HAND_HALF_WIDTH = 0.06   # m: a carrying hand's palm and fingers round its TCP
-ROUND_ROOM = 0.005       # m kept between what is put on a round dish's floor and its wall
 CARRIED_ROOM = 0.03      # m kept between what is carried and a person or a tall thing on the way
 TALL = 1.0               # m: furniture higher than this stands as high as what is carried (1.2 m)
 PERSON_STANDOFF = 0.15   # m further from a person than from furniture the base stops (within 0.8 m: 'at' them)
@@ -441,7 +440,7 @@ class Skills:
                               f"{dist:.2f} m from the base centre, {target[2]:.2f} m high ({why})", distance=dist)
         side, grasp, plan = found
         pre, at, lifted = plan
-        self.control.set_gripper(side, opening(grasp.width, w.spec.max_aperture), 0.3)
+        self.control.set_gripper(side, opening(grasp.spread, w.spec.max_aperture), 0.3)
         out = self.move_arm(side, pre)
         if not out.ok:
             return self._blocked(out, f"moving to the pre-grasp pose above {obj}")
@@ -537,17 +536,23 @@ class Skills:
         """The top-down grasps of ``obj`` as it lies now (``grasps.py``), each with the finger yaws
         to try, seen from ``base`` (default: where the robot stands): those that leave both fingers
         room first, with the yaws that do; then, up to ``MAX_GRASPS`` in all, the others with all
-        their yaws (the physics then shows whether the fingers get there)."""
+        their yaws (the physics then shows whether the fingers get there); last, the clear ones
+        with the hand off the middle (``grasps.off_centre``), where the fingers have room."""
         w = self.world
         base = base or w.base_pose()
         held = tuple(h for h in self.held.values() if h)
+
+        def room(grasp: Grasp) -> list[float]:
+            return [y for y in self._grasp_yaws(base, grasp.target, grasp.finger_yaw)
+                    if in_the_way(w, obj, grasp.target, grasp.spread, y, w.spec.max_aperture, held) is None]
+
         clear, blocked = [], []
         for grasp in grasp_points(w, obj, base, w.spec.max_aperture - 0.01):
-            yaws = self._grasp_yaws(base, grasp.target, grasp.finger_yaw)
-            room = [y for y in yaws
-                    if in_the_way(w, obj, grasp.target, grasp.width, y, w.spec.max_aperture, held) is None]
-            (clear if room else blocked).append((grasp, room or yaws))
-        return (clear + blocked)[:MAX_GRASPS]
+            yaws = room(grasp)
+            (clear if yaws else blocked).append((grasp, yaws or self._grasp_yaws(base, grasp.target, grasp.finger_yaw)))
+        off = [(g, yaws) for grasp, _ in clear for g in off_centre(w, obj, grasp, w.spec.max_aperture)
+               if (yaws := room(g))]
+        return (clear + blocked)[:MAX_GRASPS] + off
 
     def top_down_grasp(self, obj: str, base: Optional[BasePose] = None) -> tuple[float, Optional[float], np.ndarray]:
         """The best top-down grasp of ``obj`` as it lies now: the width across which the fingers
@@ -942,7 +947,9 @@ class Skills:
         lean = surface != "inner" or w.things[support].kind != ThingKind.OBJECT
 
         def plan_at(spot: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
-            key = tuple(np.round(spot, 4))
+            # Per spot and where the base stands: from another standing place it may be in reach.
+            base = w.base_pose()
+            key = tuple(np.round([*spot, base.x, base.y, base.yaw], 4))
             if key not in plans:
                 plans[key] = plan_spot(spot)
             return plans[key]
@@ -1302,15 +1309,9 @@ def _footprint(surface: np.ndarray, rot: np.ndarray, half, ball: bool = False) -
 
 
 def _round_well(world: PhysicsWorld, support: str) -> Optional[float]:
-    """The radius a round dish's or container's floor is free to, inside the flats of its
-    octagonal wall (``bodies.object_xml``) less ``ROUND_ROOM``; None for anything else."""
+    """``bodies.round_well`` of a carryable ``support``; None for anything else."""
     thing = world.things.get(support)
-    if thing is None or thing.kind != ThingKind.OBJECT or thing.props.shape != "cylinder":
-        return None
-    geo = object_geometry(thing.props)
-    if geo.hollow is None:
-        return None
-    return geo.half[0] * np.cos(pi / 8) - geo.wall[0] - ROUND_ROOM
+    return round_well(thing.props) if thing is not None and thing.kind == ThingKind.OBJECT else None
 
 
 def inner_height(world: PhysicsWorld, container: str) -> float:

@@ -29,7 +29,7 @@ import copy
 import time
 from dataclasses import dataclass, field
 from enum import Enum
-from math import atan2, cos, pi, sin, sqrt
+from math import atan2, cos, hypot, pi, sin, sqrt
 from typing import Callable, Iterable, Optional
 
 import mujoco
@@ -52,6 +52,7 @@ from affplan_ros.sim.physics.bodies import (
     human_xml,
     object_geometry,
     object_xml,
+    round_well,
 )
 from affplan_ros.sim.physics.layout import Placement, layout_room
 from affplan_ros.sim.physics.robot import (
@@ -72,6 +73,7 @@ ROOM_C = 20.0             # °C: what every liquid starts at (and stays at until
 STANDOFF = 0.10           # free space between the base and the front of the furniture it stands at
 PACK_GAP = 0.03           # free space between objects packed on a surface
 FRONT_MARGIN = 0.04       # objects keep this far from a furniture top's front edge
+WELL_STEP = 0.005         # m: the grid on a round floor (a spoon and a fork fit a plate side by side; on 1 cm, not)
 LONG_OBJECT = 0.6         # m: an object this long (a mop) lies along the back of a surface, where the arm reaches least
 INNER_MARGIN = 0.05       # and this far from the front wall inside a drawer or cabinet (room for a finger)
 
@@ -648,6 +650,13 @@ class _Builder:
         spots = [(spot, yaw_offset, parts) for yaw_offset in _pack_yaws(props)
                  for parts in [_pack_parts(props, yaw_offset)]
                  for spot in [_free_spot(surf, parts, from_back=_is_long(props))] if spot is not None]
+        well = round_well(self.things[surf.owner].props) if surf.owner in self.things else None
+        if not spots and well is not None:
+            # Longer than a round floor's inscribed square: within its circle (a spoon and a fork
+            # side by side on a plate, as the robot's placing lays them: skills._free_spots).
+            spots = [(spot, yaw_offset, parts) for yaw_offset in _pack_yaws(props)
+                     for parts in [_pack_parts(props, yaw_offset)]
+                     for spot in [_well_spot(surf, parts, well)] if spot is not None]
         if _is_long(props):     # the way round that lies furthest back (a broom head beside a mop's handle)
             spots.sort(key=lambda s: s[0][1])
         for (u, v), yaw_offset, parts in spots[:1]:
@@ -795,6 +804,19 @@ def _is_free(surf: _Surface, parts: list[tuple[float, float, float, float]], u: 
     """Whether rectangles ``parts`` about (u, v) keep ``PACK_GAP`` from everything on ``surf``."""
     return all(abs(u + du - tu) >= hu + thu + PACK_GAP or abs(v + dv - tv) >= hv + thv + PACK_GAP
                for du, dv, hu, hv in parts for tu, tv, thu, thv, _ in surf.taken)
+
+
+def _well_spot(surf: _Surface, parts: list[tuple[float, float, float, float]],
+               radius: float) -> Optional[tuple[float, float]]:
+    """Surface coordinates of the free spot nearest the front middle of a round floor (``WELL_STEP`` grid,
+    as ``_free_spot``: what comes next has the room behind it) where rectangles ``parts`` lie
+    within ``radius`` of its centre."""
+    n = int(radius / WELL_STEP)
+    grid = sorted(((i * WELL_STEP, j * WELL_STEP) for i in range(-n, n + 1) for j in range(-n, n + 1)),
+                  key=lambda p: (-p[1], abs(p[0]), -p[0]))
+    return next(((u, v) for u, v in grid
+                 if all(hypot(abs(u + du) + hu, abs(v + dv) + hv) <= radius for du, dv, hu, hv in parts)
+                 and _is_free(surf, parts, u, v)), None)
 
 
 def _free_spot(surf: _Surface, parts: list[tuple[float, float, float, float]],

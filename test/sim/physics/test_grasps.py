@@ -221,3 +221,32 @@ def test_a_watering_can_is_carried_by_its_top_handle_and_hangs_level():
     assert sk._pads_on(sk._pads(side), bar)                       # both pads on the bar itself
     w.step(w.steps(1.0))
     assert held(sk, "watering_can0", side) and w.rotation("watering_can0")[2, 2] > 0.995
+
+
+def test_a_fork_in_front_of_a_box_wall_is_taken_with_the_hand_off_its_middle():
+    """A fork lying along a box's near wall, its middle 4.8 cm from the wall (complex_kitchen1's
+    counter): a hand centred over it has its 10 cm palm against the wall; it comes down 1.5 cm off
+    the middle away from the wall, the far finger as close by as ever, and closing, the fingers
+    push the fork in between the pads."""
+    text = ("OBJECTS\ncounter:0\nrobot:0\nbox:0\nfork:0\nEND-OBJECTS\nRELATIONS\non box:0 counter:0\n"
+            "on fork:0 counter:0\nEND-RELATIONS\nLOCATIONS\ncounter0 counter:0 box:0 fork:0\n"
+            "END-LOCATIONS\n")
+    sk = Skills(build_world(parse_scene_text(text)))
+    w = sk.world
+    counter = w.things["counter0"].placement
+    front = np.array([-np.sin(counter.yaw), np.cos(counter.yaw)])     # the counter's local +y, out of its front
+    back = np.array([counter.x, counter.y]) + (counter.depth / 2 - 0.26) * front
+    _put(sk, "box0", back, counter.yaw)      # its 22 cm side across the counter, 15 cm behind its front edge
+    _put(sk, "fork0", back + (0.11 + 0.048) * front, counter.yaw)
+    assert sk.navigate("counter0", near="fork0").success
+    box = w.position("box0")
+    offs = [g.off for g, _ in sk.grasp_candidates("fork0")]
+    assert 0.015 in offs and -0.015 not in offs and sorted(offs, key=abs) == offs    # away from the wall, last
+    centred = [(g, yaws) for g, yaws in sk.grasp_candidates("fork0") if g.off == 0.0]
+    assert sk._find_grasp("fork0", centred, ["r", "l"]) is None
+    assert sk._forearm_blocker == "box0"          # the palm meets the wall
+    z0 = w.position("fork0")[2]
+    result = sk.grasp("fork0", "counter0")
+    assert result.success, result.reason
+    assert held(sk, "fork0", result.details["side"]) and w.position("fork0")[2] > z0 + 0.05
+    assert np.linalg.norm(w.position("box0")[:2] - box[:2]) < 0.01

@@ -225,3 +225,18 @@ def test_a_counter_with_mop_broom_pan_pot_and_watering_can_holds_them_all():
     assert not [m for m in w.warnings if "counter0" in m], w.warnings
     for t in things:
         assert w.contacts(f"{t}0") == {"counter0"}, (t, w.contacts(f"{t}0"))
+
+
+def test_a_spoon_and_a_fork_on_a_plate_lie_side_by_side_on_its_floor():
+    # silver_books.txt: an 18 cm spoon and a 19 cm fork on a 26 cm plate are longer than the square
+    # inscribed in its round well; stacked in the middle, the fork lay on the spoon and touched no
+    # plate. Within the well's circle they lie side by side, each on the plate alone.
+    scene = parse_scene_text(
+        "OBJECTS\ntable:0\nplate:0\nspoon:0\nfork:0\nrobot:0\nEND-OBJECTS\nRELATIONS\non plate:0 table:0\n"
+        "on spoon:0 plate:0\non fork:0 plate:0\nat robot:0 table:0\nEND-RELATIONS\nLOCATIONS\n"
+        "table0 table:0 plate:0 spoon:0 fork:0 robot:0\nEND-LOCATIONS\n")
+    w = build_world(scene)
+    assert not [m for m in w.warnings if "plate0" in m], w.warnings
+    for thing in ("spoon0", "fork0"):
+        assert w.contacts(thing) == {"plate0"}, (thing, w.contacts(thing))
+        assert w.resting_on(thing, "plate0") and w.rotation(thing)[2, 2] > 0.99
