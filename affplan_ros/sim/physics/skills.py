@@ -88,6 +88,10 @@ RETRY_CHECKS = 5 * MAX_CHECKS   # an arm path's budget where the straight way wa
 # places a grasp tries when it does not reach from where the base lined up.
 STAND_LATERAL = (0.0, 0.18, -0.18, 0.3, -0.3)
 STAND_TURNS = (0.0, 0.5, -0.5, 0.9, -0.9)
+# rad the base turns, side on, where no stand above reaches: a shoulder towards the place (17 cm
+# nearer at 1.2 rad; the arm then reaches out sideways, within its shoulder yaw), as a person turns
+# side on to reach far back across a counter. Tried last: the arm works near its limits.
+STAND_TURNS_WIDE = (1.2, -1.2)
 STAND_BACK = (0.0, 0.15)    # m further back than usual: a thing close to the base folds the arm, its elbow up
 STAND_REACH = 0.55          # m from the shoulder to the wrist the standing places nearest it are tried first
 LEANS = (0.35, 0.6)      # rad a hand pointing down may lean forward to reach further (wrist pitch allows ~0.8)
@@ -506,7 +510,8 @@ class Skills:
         grasp point is nearest ``STAND_REACH`` from its shoulder (neither stretched nor folded),
         at most ``limit``; only those within the arm's length (with a lean). Turning the base
         brings one shoulder forward (it sits 18 cm to the side of the torso): ~10 cm of reach at
-        0.6 rad; standing aside puts the shoulder behind the object."""
+        0.6 rad; standing aside puts the shoulder behind the object. After them, up to ``limit``
+        more turned side on (``STAND_TURNS_WIDE``)."""
         w = self.world
         thing = w.things.get(along)
         if thing is None or thing.placement is None or thing.kind == ThingKind.AGENT:
@@ -516,11 +521,19 @@ class Skills:
         lx, ly = thing.placement.to_local(target[0], target[1])
         fronts = [_stepped_back(w.approach_pose(along, lx + d), back) for back in STAND_BACK for d in STAND_LATERAL]
         bases = fronts + side_poses(thing, w.spec, ly)
+        return (self._stands_reaching(wrist, free, bases, STAND_TURNS, limit)
+                + self._stands_reaching(wrist, free, bases, STAND_TURNS_WIDE, limit))
+
+    def _stands_reaching(self, wrist: np.ndarray, free: list[str], bases: list[BasePose],
+                         turns: tuple[float, ...], limit: int) -> list[BasePose]:
+        """Of ``bases`` turned by each of ``turns``, the free ones from which a free arm's shoulder
+        is within reach of ``wrist`` (world), nearest ``STAND_REACH`` first, at most ``limit``."""
+        w = self.world
         radius = w.spec.base_radius + CLEARANCE
         here = w.base_pose()
         scored = []
         for b in bases:
-            for turn in STAND_TURNS:
+            for turn in turns:
                 pose = BasePose(b.x, b.y, b.yaw + turn)
                 dist = min(self._wrist_distance(s, w.to_base_frame(wrist, pose)) for s in free)
                 if dist > w.spec.upper_arm + w.spec.forearm + 0.06:
