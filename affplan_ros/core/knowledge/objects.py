@@ -1,7 +1,8 @@
 """Physical properties of object classes (data/objects.yaml): size, mass, shape, inner space.
 
 The planner uses them for ``(fits ?o ?c)``, so containment respects size (a box does not go
-into a spoon, a plate not into a bowl); the physics world builds its bodies from the same table.
+into a spoon, a plate not into a bowl), and for ``(too_wide ?o ?s)``, so nothing stands on an
+object narrower than itself; the physics world builds its bodies from the same table.
 """
 from __future__ import annotations
 
@@ -52,6 +53,16 @@ class ObjectProperties:
         small, longest = sorted(self.size)[:2], max(self.size)
         opening, depth = sorted(container.inner[:2]), container.inner[2]
         return small[0] <= opening[0] and small[1] <= opening[1] and longest <= STICK_OUT * depth
+
+
+    def too_wide_for(self, support: "ObjectProperties") -> bool:
+        """Whether this object is too wide to stand on ``support`` (an object, not furniture): its
+        footprint, narrow side against narrow side, is larger than the support's, so it would rest
+        on what else the support holds or tip off it (a 30 x 22 cm box on a 26 cm plate)."""
+        if self.liquid or support.liquid:
+            return False
+        mine, theirs = sorted(self.size[:2]), sorted(support.size[:2])
+        return mine[0] > theirs[0] or mine[1] > theirs[1]
 
 
 class ObjectTable:

@@ -41,7 +41,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Iterable, Mapping, Optional, Sequence
+from typing import Callable, Iterable, Mapping, Optional, Sequence
 
 from affplan_ros.core.knowledge.affordances import DEFAULT_AFFORDANCES, AffordanceSet, load_affordances
 from affplan_ros.core.knowledge.capabilities import (
@@ -56,7 +56,7 @@ from affplan_ros.core.knowledge.capabilities import (
     split_actor,
 )
 from affplan_ros.core.knowledge.oam import OamDatabase, UnknownClassError, load_oam
-from affplan_ros.core.knowledge.objects import DEFAULT_OBJECTS, ObjectTable, load_object_table
+from affplan_ros.core.knowledge.objects import DEFAULT_OBJECTS, ObjectProperties, ObjectTable, load_object_table
 from affplan_ros.core.model.predicates import (
     DEFAULT_PREDICATES,
     PredicateDef,
@@ -517,10 +517,12 @@ def build_task(scene: Scene, goal: Optional[Sequence[Sequence]] = None, *,
             add("hand_occupied", a.name)
 
     init += derived.init
-    if any("(fits " in c.precondition for c in caps.values()):
-        table = objects if objects is not None else cached_default(load_object_table, DEFAULT_OBJECTS)
-        for x, c in _fitting_pairs(scene, affs, table, warnings):
-            add("fits", x, c)
+    # Static facts from sizes: each pair comes once, so they skip add's bookkeeping (a home of a
+    # thousand objects has a few hundred thousand of them).
+    for pred, pairs in (("fits", _fitting_pairs), ("too_wide", _too_wide_pairs)):
+        if any(f"({pred} " in c.precondition for c in caps.values()):
+            table = objects if objects is not None else cached_default(load_object_table, DEFAULT_OBJECTS)
+            init.extend(f"({pred} {names.get(x, x)} {names.get(c, c)})" for x, c in pairs(scene, affs, table, warnings))
 
     # A capability parameter may also be typed by an object class (wetten's liquid is
     # `water`: milk would not do); the class then acts as a static type fact like an affordance.
@@ -590,17 +592,38 @@ def _fitting_pairs(scene: Scene, affs: Mapping[str, frozenset[str]], table: Obje
     for c in containers:  # the OAM says it contains, the table gives no inner space: its outer box
         if props[c].inner is None:
             props[c] = replace(props[c], inner=props[c].size)
-    # fits_into reads only these; a home of a thousand objects has hundreds of thousands of
-    # pairs but a few hundred distinct ones.
-    memo: dict[tuple, bool] = {}
+    return _pairs_by_props(carried, containers, props, lambda x, c: x.fits_into(c))
 
-    def fits(x: str, c: str) -> bool:
-        key = (props[x].size, props[x].liquid, props[c].inner)
-        if key not in memo:
-            memo[key] = props[x].fits_into(props[c])
-        return memo[key]
 
-    return [(x, c) for c in containers for x in carried if x != c and fits(x, c)]
+def _too_wide_pairs(scene: Scene, affs: Mapping[str, frozenset[str]], table: ObjectTable,
+                    warnings: list[str]) -> list[tuple[str, str]]:
+    """(object, support) pairs where the carryable object is too wide to stand on the support, an
+    object that others stand or stack on. Only those are listed, and furniture and classes
+    without a size (said by _fitting_pairs) take anything."""
+    carried = [n for n in sorted(scene.objects) if "carry" in affs.get(n, ()) and scene.objects[n].class_name in table]
+    supports = [n for n in sorted(scene.objects) if n not in scene.locations and scene.objects[n].class_name in table
+                and affs.get(n, frozenset()) & {"support", "stack"}]
+    props = {n: table.get(scene.objects[n].class_name) for n in set(carried) | set(supports)}
+    return _pairs_by_props(carried, supports, props, lambda x, s: x.too_wide_for(s))
+
+
+def _pairs_by_props(rows: Sequence[str], cols: Sequence[str], props: Mapping[str, ObjectProperties],
+                    test: Callable[[ObjectProperties, ObjectProperties], bool]) -> list[tuple[str, str]]:
+    """(row, col) pairs, cols outer and rows inner in the given orders, where ``test`` holds for
+    their properties. It is asked once per distinct pair of properties: a home of a thousand
+    objects has hundreds of thousands of pairs but a few hundred distinct ones."""
+    by_props: dict[ObjectProperties, list[str]] = {}
+    for r in rows:
+        by_props.setdefault(props[r], []).append(r)
+    order = {r: i for i, r in enumerate(rows)}
+    passing: dict[ObjectProperties, list[str]] = {}
+    out: list[tuple[str, str]] = []
+    for c in cols:
+        if props[c] not in passing:
+            passing[props[c]] = sorted((r for p, names in by_props.items() if test(p, props[c]) for r in names),
+                                       key=order.__getitem__)
+        out.extend((r, c) for r in passing[props[c]] if r != c)
+    return out
 
 
 def _strip_and(expr: str) -> str:

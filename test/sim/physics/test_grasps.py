@@ -171,6 +171,30 @@ def test_a_nail_and_a_screw_lying_flat_are_taken_with_the_finger_tips_down_at_th
         grasp_and_lift(sk, name)
 
 
+def test_a_nail_is_never_taken_end_to_end_even_where_a_screw_lies_beside_it():
+    """screws_nails.txt's plate: a screw 4 cm in front of the nail left the fingers no 1 cm of room
+    across the nail, so taking it by its 5 mm ends was the "clear" grasp, and the physics let it
+    slip (one pad on an end, the other on the plate). A slender thing is taken across its width."""
+    sk = table_scene("nail:0")
+    props = sk.world.things["nail0"].props
+    assert all(g.width < 2 * min(props.size[:2]) for g, _ in sk.grasp_candidates("nail0"))
+    grasp_and_lift(sk, "nail0")
+
+
+def test_a_nail_dropped_into_a_bowl_stays_on_its_floor():
+    """Dropped 10 cm onto a bowl's 1 cm floor, a 5 mm nail sank through it onto the table with the
+    default soft contacts (MuJoCo's 20 ms time constant); a thing thinner than 1 cm has stiff ones."""
+    w = table_scene("bowl:0", "nail:0").world
+    bowl = w.position("bowl0")
+    body = w.things["nail0"].body_id
+    qpos = w.model.jnt_qposadr[w.model.body_jntadr[body]]
+    floor = bowl[2] - w.things["bowl0"].props.size[2] / 2 + 0.01
+    w.data.qpos[qpos:qpos + 3] = [bowl[0], bowl[1] + 0.04, floor + 0.10]
+    w.step(w.steps(1.0))
+    assert w.contacts("nail0") == {"bowl0"}, w.contacts("nail0")
+    assert w.position("nail0")[2] > floor
+
+
 def test_a_nail_let_go_on_a_deep_box_floor_leaves_the_box_standing():
     """The nail hangs at the finger tips: let go on the 15 cm box's floor, the hand rises until the
     tips are over the rim before the arm tucks (12 cm up, the tuck dragged the box off the table)."""
