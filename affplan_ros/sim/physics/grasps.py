@@ -69,10 +69,6 @@ class Grasp:
         return self.width + 2 * abs(self.off)
 
 
-# An object this many times as long as it is wide is not taken end to end.
-SLENDER = 3.0
-
-
 def grasp_points(world: PhysicsWorld, obj: str, base: BasePose, max_width: float) -> list[Grasp]:
     """Candidate top-down grasps of ``obj`` as it lies now (it may have fallen over), best first;
     ``max_width``: the widest the gripper closes on. The first is the narrowest (too wide for the
@@ -98,9 +94,7 @@ def grasp_points(world: PhysicsWorld, obj: str, base: BasePose, max_width: float
     # finger tips above the support.
     z = max(pos[2], top - 0.045, bottom + tip_clearance(top - bottom))
     out = []
-    # Not end to end across a slender thing (a 5 cm nail by its 5 mm ends): the pads would hold
-    # it by its end faces alone, and a neighbour beside it made that the "clear" way to take it.
-    fits = [a for a in axes if 2 * half[a] <= max_width and half[a] < SLENDER * half[axes[0]]] or axes[:1]
+    fits = [a for a in axes if 2 * half[a] <= max_width] or axes[:1]
     for i in fits[:1] if round_now else fits:
         yaw = None if round_now else atan2(rot[1, i], rot[0, i])
         along = [j for j in horizontal if j != i]
