@@ -60,6 +60,7 @@ class _Query:
     held_offset: Optional[tuple[np.ndarray, np.ndarray]]    # (position, rotation) in the TCP frame
     excused: set[tuple[int, int]] = field(default_factory=set)
     checks: int = 0
+    fingers: bool = True               # False: the fingers are not checked (they straddle what they take)
 
 
 class ArmPathPlanner:
@@ -76,6 +77,8 @@ class ArmPathPlanner:
         self.data = mujoco.MjData(model)
         self._qadr = {model.joint(j).name: int(model.jnt_qposadr[j]) for j in range(model.njnt)}
         self._arm_geoms = {side: self._geoms_under(f"{side}_link_1") for side in ("l", "r")}
+        self._finger_geoms = {side: self._geoms_under(f"{side}_finger_a") | self._geoms_under(f"{side}_finger_b")
+                              for side in ("l", "r")}
 
     def _geoms_under(self, body_name: str) -> frozenset[int]:
         root = self.model.body(body_name).id
@@ -131,6 +134,8 @@ class ArmPathPlanner:
 
     def _moving(self, query: _Query) -> frozenset[int]:
         geoms = self._arm_geoms[query.side]
+        if not query.fingers:
+            geoms = geoms - self._finger_geoms[query.side]
         if query.held is not None:
             geoms = geoms | frozenset(self.world.things[query.held].geom_ids)
         return geoms
@@ -160,11 +165,15 @@ class ArmPathPlanner:
             offset = (rot.T @ (self.data.xpos[body] - site.xpos), rot.T @ self.data.xmat[body].reshape(3, 3))
         return _Query(side, names, fixed, held, offset)
 
-    def collision(self, side: str, joints: Mapping[str, float], held: Optional[str] = None) -> list[str]:
+    def collision(self, side: str, joints: Mapping[str, float], held: Optional[str] = None,
+                  fingers: bool = True) -> list[str]:
         """What this arm (and ``held``) would come within the clearance of in the pose ``joints``
         (scene names, the robot's for its own body, 'the room' for floor and walls), sorted;
-        empty when it is clear."""
+        empty when it is clear. ``joints`` may name the base's joints too (a place to stand not
+        driven to yet); without ``fingers``, the arm but its fingers (a grasp pose's fingers reach
+        down beside what they take, to its support)."""
         query = self._query(side, joints, joints, held)
+        query.fingers = fingers
         self._load()
         self._pose(query, joints)
         return sorted({self.world.owner(other) or "the room" for _, other in self._touching(query)})

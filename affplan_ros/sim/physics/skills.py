@@ -44,7 +44,7 @@ from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, closing, grasp
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
 from affplan_ros.sim.physics.rims import dish_spots, drop_points, first_plan
-from affplan_ros.sim.physics.robot import ARM_SIDES, HOME_TORSO, TORSO_JOINT, arm_joints, home_arm
+from affplan_ros.sim.physics.robot import ARM_SIDES, BASE_JOINTS, HOME_TORSO, TORSO_JOINT, arm_joints, home_arm
 from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind, approach_pose, side_poses
 
 T = TypeVar("T")
@@ -94,6 +94,10 @@ STAND_TURNS = (0.0, 0.5, -0.5, 0.9, -0.9)
 STAND_TURNS_WIDE = (1.2, -1.2)
 STAND_BACK = (0.0, 0.15)    # m further back than usual: a thing close to the base folds the arm, its elbow up
 STAND_REACH = 0.55          # m from the shoulder to the wrist the standing places nearest it are tried first
+# rad: side-on, the working shoulder (18 cm to the side of the torso) comes ~18 cm forward; tried last.
+STAND_SIDE_ON = (1.65, -1.65)
+STAND_CLOSER = 0.03         # m nearer than usual a side-on base may stand (its driving clearance still kept)
+SIDE_ON_LIMIT = 4
 LEANS = (0.35, 0.6)      # rad a hand pointing down may lean forward to reach further (wrist pitch allows ~0.8)
 
 
@@ -511,7 +515,11 @@ class Skills:
         at most ``limit``; only those within the arm's length (with a lean). Turning the base
         brings one shoulder forward (it sits 18 cm to the side of the torso): ~10 cm of reach at
         0.6 rad; standing aside puts the shoulder behind the object. After them, up to ``limit``
-        more turned side on (``STAND_TURNS_WIDE``)."""
+        more turned side on (``STAND_TURNS_WIDE``, the mop far back on a counter); last, at most
+        ``SIDE_ON_LIMIT``, side-on before its front (``STAND_SIDE_ON``), as near as the base
+        drives (``STAND_CLOSER``), the shoulder nearest the wrist first: the shoulder 18 cm further
+        forward, the arm folded with its elbow over the thing, as into a deep bucket near the
+        back of a table (the forearm steep enough to clear its rim)."""
         w = self.world
         thing = w.things.get(along)
         if thing is None or thing.placement is None or thing.kind == ThingKind.AGENT:
@@ -521,13 +529,22 @@ class Skills:
         lx, ly = thing.placement.to_local(target[0], target[1])
         fronts = [_stepped_back(w.approach_pose(along, lx + d), back) for back in STAND_BACK for d in STAND_LATERAL]
         bases = fronts + side_poses(thing, w.spec, ly)
-        return (self._stands_reaching(wrist, free, bases, STAND_TURNS, limit)
-                + self._stands_reaching(wrist, free, bases, STAND_TURNS_WIDE, limit))
 
-    def _stands_reaching(self, wrist: np.ndarray, free: list[str], bases: list[BasePose],
-                         turns: tuple[float, ...], limit: int) -> list[BasePose]:
-        """Of ``bases`` turned by each of ``turns``, the free ones from which a free arm's shoulder
-        is within reach of ``wrist`` (world), nearest ``STAND_REACH`` first, at most ``limit``."""
+        def reach(dist: float) -> float:
+            return abs(dist - STAND_REACH)
+
+        usual = self._free_stands(wrist, free, bases, STAND_TURNS, reach)
+        wide = self._free_stands(wrist, free, bases, STAND_TURNS_WIDE, reach)
+        near = [_stepped_back(w.approach_pose(along, lx + d), back) for back in (-STAND_CLOSER, 0.0)
+                for d in STAND_LATERAL]
+        side_on = self._free_stands(wrist, free, near, STAND_SIDE_ON, lambda dist: dist)
+        return usual[:limit] + wide[:limit] + side_on[:SIDE_ON_LIMIT]
+
+    def _free_stands(self, wrist: np.ndarray, free: list[str], bases: list[BasePose], turns: tuple[float, ...],
+                     score: Callable[[float], float]) -> list[BasePose]:
+        """``bases`` turned by each of ``turns`` where the base is free and a free arm's shoulder
+        is within the arm's length (leaning) of ``wrist`` (world), best ``score`` of that distance
+        first; not where it stands now."""
         w = self.world
         radius = w.spec.base_radius + CLEARANCE
         here = w.base_pose()
@@ -540,10 +557,9 @@ class Skills:
                     continue    # (beyond the arm even leaning 0.6 rad: the wrist 8 cm nearer)
                 if abs(pose.x - here.x) + abs(pose.y - here.y) < 0.02 and abs(turn) < 1e-6:
                     continue    # (where it stands: tried already)
-                scored.append((abs(dist - STAND_REACH), pose))
+                scored.append((score(dist), pose))
         scored.sort(key=lambda t: t[0])
-        out = [p for _, p in scored if segment_clear(w, (p.x, p.y), (p.x, p.y), radius) is None]
-        return out[:limit]
+        return [p for _, p in scored if segment_clear(w, (p.x, p.y), (p.x, p.y), radius) is None]
 
     def grasp_candidates(self, obj: str, base: Optional[BasePose] = None) -> list[tuple[Grasp, list[float]]]:
         """The top-down grasps of ``obj`` as it lies now (``grasps.py``), each with the finger yaws
@@ -649,22 +665,56 @@ class Skills:
         for target, rot_w in poses:
             if not self._within_arm_length(side, w.to_base_frame(target - w.spec.wrist_to_tcp * rot_w[:, 0], base)):
                 continue
-            rot = w.rotation_to_base(rot_w, base)
-            found = []
-            seed: Mapping[str, float] = start
-            for dz in (above, 0.0, after):
-                p = w.to_base_frame(target + np.array([0, 0, dz]), base)
-                r = self._solve(side, p, rot, seed)
-                if not r.success or self._forearm_hits(side, r.joints, base, ignore, taking):
+            # The torso where the IK puts it; where the forearm then meets something, raised to its
+            # top and held there: the elbow high, the forearm steep, as a person reaching down into a
+            # deep bucket straightens up (the IK alone lowered the torso and leaned the forearm
+            # across the bucket's rim).
+            for torso in (None, w.spec.torso_stroke):
+                found, hit = self._descent(side, target, w.rotation_to_base(rot_w, base), above, after, base,
+                                           start, ignore, taking, torso)
+                if found is not None:
+                    return found
+                if not hit:
                     break
-                found.append(r.joints)
-                seed = {**start, **r.joints}
-            # The move to the first pose is a joint-space sweep: the forearm must pass clear there too.
-            if len(found) == 3 and not any(
-                    self._forearm_hits(side, {j: q + (found[0][j] - q) * k / 4 for j, q in start.items()
-                                              if j in found[0]}, base, ignore) for k in (1, 2, 3)):
-                return found[0], found[1], found[2]
         return None
+
+    def _descent(self, side: str, target: np.ndarray, rot: np.ndarray, above: float, after: float,
+                 base: BasePose, start: Mapping[str, float], ignore: tuple[str, ...], taking: Optional[str],
+                 torso: Optional[float]) -> tuple[Optional[tuple[dict, dict, dict]], bool]:
+        """``_plan_descent``'s three poses for one target and hand rotation (base frame), the torso
+        free or held at ``torso``: (the poses, or None; whether an arm pose was refused for
+        passing through something, rather than out of the IK's reach)."""
+        w = self.world
+        found = []
+        seed: Mapping[str, float] = start
+        for dz in (above, 0.0, after):
+            r = self._solve(side, w.to_base_frame(target + np.array([0, 0, dz]), base), rot, seed, torso)
+            if not r.success:
+                return None, False
+            if self._forearm_hits(side, r.joints, base, ignore, taking):
+                return None, True
+            found.append(r.joints)
+            seed = {**start, **r.joints}
+        # The move to the first pose is a joint-space sweep: the forearm must pass clear there too.
+        if any(self._forearm_hits(side, {j: q + (found[0][j] - q) * k / 4 for j, q in start.items()
+                                         if j in found[0]}, base, ignore) for k in (1, 2, 3)):
+            return None, True
+        # A raised torso's poses reach down into a container, a few cm from its walls: checked on the
+        # arm's own geometry (a forearm's four sample points passed a pose whose wrist met the wall).
+        if torso is not None and any(self._arm_meets(side, {**start, **pose}, base, ignore + (taking or "",))
+                                     for pose in found):
+            return None, True
+        return (found[0], found[1], found[2]), False
+
+    def _arm_meets(self, side: str, joints: Mapping[str, float], base: BasePose,
+                   ignore: tuple[str, ...]) -> Optional[str]:
+        """What the arm in the pose ``joints``, standing at ``base``, comes within a centimetre of,
+        on MuJoCo's geometry of its links and palm (not its fingers: they straddle what they take
+        and reach down to its support), but ``ignore``; None where it is clear."""
+        pose = {**joints, BASE_JOINTS[0]: base.x, BASE_JOINTS[1]: base.y, BASE_JOINTS[2]: base.yaw}
+        hit = next((n for n in self.paths.collision(side, pose, fingers=False) if n not in ignore), None)
+        self._forearm_blocker = hit or self._forearm_blocker     # (said when no pose is found)
+        return hit
 
     def _hand_rotations(self, side: str, point: np.ndarray, yaws: list[float], any_lean: bool,
                         base: Optional[BasePose] = None, leans: tuple[float, ...] = LEANS) -> list[np.ndarray]:
@@ -757,15 +807,20 @@ class Skills:
         dz = max(low - wrist[2], 0.0, wrist[2] - high)
         return hypot(hypot(wrist[0] - spec.torso_x, wrist[1] - sy), dz)
 
-    def _solve(self, side: str, position: np.ndarray, rotation: np.ndarray, seed: Mapping[str, float]) -> IKResult:
+    def _solve(self, side: str, position: np.ndarray, rotation: np.ndarray, seed: Mapping[str, float],
+               torso: Optional[float] = None) -> IKResult:
         """IK from the given seed, then from a reaching posture (a second start escapes the
-        local minima a tucked arm starts in)."""
-        r = self.ik.solve(side, position, rotation, seed)
-        if r.success:
-            return r
-        ready = dict(seed)
-        ready.update(zip(arm_joints(side), _READY[side]))
-        return self.ik.solve(side, position, rotation, ready)
+        local minima a tucked arm starts in); ``torso``: the lift held there (the arm alone moves)."""
+        if torso is not None:
+            seed = {**seed, TORSO_JOINT: torso}
+        r = self.ik.solve(side, position, rotation, seed, use_torso=torso is None)
+        if not r.success:
+            ready = dict(seed)
+            ready.update(zip(arm_joints(side), _READY[side]))
+            r = self.ik.solve(side, position, rotation, ready, use_torso=torso is None)
+        if torso is not None:
+            r.joints[TORSO_JOINT] = torso
+        return r
 
     def _straight(self, side: str, a: Mapping[str, float], b: Mapping[str, float], n: int = 4) -> list[dict]:
         """Joint waypoints along the straight TCP line from a to b (IK at each, seeded by the previous)."""

@@ -9,6 +9,7 @@ import pytest
 
 from affplan_ros.core.files.scene_io import load_scene, parse_scene_text
 from affplan_ros.sim.physics.navigation import segment_clear
+from affplan_ros.sim.physics.robot import TORSO_JOINT
 from affplan_ros.sim.physics.skills import CLEARANCE, STAND_ASIDE, FailureCode, Skills
 from affplan_ros.sim.physics.world import build_world
 
@@ -499,3 +500,28 @@ def test_a_bag_of_chips_lifted_from_beside_a_can_is_lifted_clear_of_it_before_th
     w.step(w.steps(0.5))
     assert w.rotation("lime_soda0")[2, 2] > 0.99 and np.linalg.norm(w.position("lime_soda0") - can) < 0.005
     assert held_by_contact(sk, "jalapeno_chips0", sk.holding("jalapeno_chips0"))
+
+
+@pytest.mark.shared
+def test_a_sponge_on_the_floor_of_a_deep_bucket_is_taken_side_on_with_the_torso_raised(shared_datasets):
+    # complex_kitchen5's bucket (30 cm deep, its rim 1.05 m high) stands 0.65 m ahead of the base
+    # on the table, the sponge in the middle of its floor (where putting it in leaves it). Facing
+    # it, the IK lowered the torso and leaned the forearm across the rim; side-on, the shoulder
+    # comes forward, the torso held at its top keeps the elbow over the opening, and the forearm
+    # goes down steeply inside it, clear of the walls.
+    sk, w = evaluation_skills(shared_datasets, "complex_kitchen5.txt")
+    bucket = w.position("bucket0").copy()
+    floor = bucket[2] - w.things["bucket0"].props.size[2] / 2 + 0.02         # (its floor 2 cm thick)
+    body = w.things["sponge0"].body_id
+    adr = w.model.jnt_qposadr[w.model.body_jntadr[body]]
+    w.data.qpos[adr:adr + 3] = [bucket[0], bucket[1], floor + w.things["sponge0"].props.size[2] / 2 + 0.002]
+    w.step(w.steps(0.5))
+    assert sk.inside("sponge0", "bucket0")
+    assert sk.navigate("table0", near="sponge0").success
+    facing = w.base_pose().yaw
+    result = sk.grasp("sponge0", "bucket0", along="table0")
+    assert result.success, result.reason
+    assert held_by_contact(sk, "sponge0", result.details["side"])
+    assert abs(sk.control.joints()[TORSO_JOINT] - w.spec.torso_stroke) < 0.01
+    assert abs(np.sin(w.base_pose().yaw - facing)) > 0.95                         # side-on
+    assert np.linalg.norm(w.position("bucket0") - bucket) < 0.005                 # not pushed
