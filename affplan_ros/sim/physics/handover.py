@@ -36,6 +36,7 @@ from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind
 PERSON_REACH = 0.60   # m from the person's centre they reach out to (an arm's length)
 ROBOT_REACH = 1.30    # m from the base centre to the person's centre beyond which nothing is tried
 GRIP_DISTANCE = 0.05  # m: the person closes the hand only on an object this close to it
+LONG_HALF = 0.15      # m: a thing longer than twice this is brought in before the robot's arm tucks
 BACK_OFF = 0.10       # m the open hand withdraws towards the robot before the arm tucks
 REST_OUT = 0.35       # m from the person's centre they keep what they hold (clear of their body)
 SIDE_OUT = 0.40       # m from the person's centre, sideways, where a hand keeps what it holds aside
@@ -114,9 +115,13 @@ def _handover(sk: Skills, obj: str, person: str) -> SkillResult:
     sk.control.set_gripper(side, w.spec.max_aperture, 0.4)
     sk.held[side] = None
     _back_off(sk, side, meet - np.array([*person_xy, meet[2]]))
+    pads = sk._pads(side)
+    if max(object_geometry(w.things[obj].props).half) > LONG_HALF:
+        # A long thing (a 40 cm watering can) still reaches the hand's tucked place: the person
+        # brings it in to their side before the arm tucks, as one takes a long thing to oneself.
+        _put_aside(w, person, person_xy)
     sk._tuck()
     w.step(w.steps(0.3))
-    pads = sk._pads(side)
     still = float(np.linalg.norm(w.position(obj) - w.person_hand(person, hand) - _held_offset(w, person, obj)))
     if w.touching_geoms(obj, pads) or still > GRIP_DISTANCE:
         w.release(obj)

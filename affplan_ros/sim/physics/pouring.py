@@ -30,7 +30,7 @@ ABOVE_RIM = 0.04                 # m between the target's rim and the source's m
 # lower finger and the palm hang beside the mouth (the grip is 4.5 cm below the top), so over a
 # cup the lowest height meets the rim with the hand (measured: the palm knocked a plastic cup 3
 # cm aside); the first height at which the arm, the hand and the source are clear is taken.
-POUR_HEIGHTS = (0.04, 0.07, 0.10, 0.13)
+POUR_HEIGHTS = (0.04, 0.07, 0.10, 0.13, 0.16, 0.19)
 TILTS = (1.75, 1.45, 2.05)      # rad the source is tilted (about 100, 83 and 117 degrees)
 # Fraction of full speed the arm brings the source over the target at: at full speed the servos
 # lag the joint path by up to 0.04 rad (3 cm at the hand), more than the planner's 1 cm clearance
@@ -181,7 +181,8 @@ def _tilt_plan(sk: Skills, side: str, source: str, target: str) -> Optional[Tilt
                 for sign in (1.0, -1.0):
                     if sign not in uprights:
                         uprights[sign] = _uprights(sk, side, base, rot, axis, sign, mouth_local,
-                                                   np.array([centre[0], centre[1], rim + ABOVE_RIM]), height, seed)
+                                                   np.array([centre[0], centre[1], rim + ABOVE_RIM]), height, seed,
+                                                   _beside(sk, source, target))
                     tilt = _rotation(axis, sign * angle) @ rot
                     tilted_tcp = over - tilt @ mouth_local
                     for upright in uprights[sign]:
@@ -223,11 +224,15 @@ def _clear_sagging(sk: Skills, side: str, source: str, tcp: np.ndarray, rot: np.
 
 
 def _uprights(sk: Skills, side: str, base, rot: np.ndarray, axis: np.ndarray, sign: float,
-              mouth_local: np.ndarray, over: np.ndarray, height: float, seed: dict) -> list[dict[str, float]]:
+              mouth_local: np.ndarray, over: np.ndarray, height: float, seed: dict,
+              beside: np.ndarray) -> list[dict[str, float]]:
     """Joints holding the source with its mouth above ``over`` before the tilt: upright, the whole
     source above the rim (its bottom clear of the target), the hand as it holds it now; where that
     is too high for the arm, already leaning (45 degrees) with its mouth lower. The tilt then
-    brings the mouth down over the opening."""
+    brings the mouth down over the opening. Where neither is reached (a 25 cm bottle held at its
+    neck above a watering can on a counter: the hand would be at 1.4 m), upright ``beside`` the
+    target at the height of its rim, as a person holds a bottle before pouring; the arm's path
+    planner takes it from there over the opening."""
     w = sk.world
     out = []
     for lean, rise in ((0.0, height + 0.02), (0.8, 0.75 * height + 0.02)):
@@ -236,7 +241,29 @@ def _uprights(sk: Skills, side: str, base, rot: np.ndarray, axis: np.ndarray, si
         a = sk._solve(side, w.to_base_frame(first_tcp, base), w.rotation_to_base(first, base), seed)
         if a.success:
             out.append(a.joints)
+    if not out:
+        a = sk._solve(side, w.to_base_frame(over + beside - rot @ mouth_local, base), w.rotation_to_base(rot, base),
+                      seed)
+        if a.success and not sk.paths.collision(side, {**seed, **a.joints}):
+            out.append(a.joints)
     return out
+
+
+def _clearance(sk: Skills, source: str, target: str) -> tuple[np.ndarray, float]:
+    """The horizontal direction (base frame) from the target towards the robot, and how far the
+    source must be drawn back that way to be clear of the target's near edge."""
+    w = sk.world
+    toward = -w.to_base_frame(w.position(target))[:2]
+    toward /= max(float(np.linalg.norm(toward)), 1e-6)
+    back = _extent(sk, target, w.rotation_to_base(np.eye(3)).T @ np.array([*toward, 0.0])) \
+        + object_geometry(w.things[source].props).half[0] + 0.03
+    return toward, back
+
+
+def _beside(sk: Skills, source: str, target: str) -> np.ndarray:
+    """The world shift from over the target's opening to upright beside it, on the robot's side."""
+    toward, back = _clearance(sk, source, target)
+    return sk.world.rotation_to_base(np.eye(3)).T @ np.array([*(back * toward), 0.0])
 
 
 def _above(sk: Skills, side: str, upright: dict[str, float], source: str, target: str) -> dict[str, float]:
@@ -246,13 +273,9 @@ def _above(sk: Skills, side: str, upright: dict[str, float], source: str, target
     from the carry pose straight to the upright one may sweep the source's bottom past the
     target's top edge (measured: the planned path went round behind a watering can, brushed its
     far edge and tipped it); the upright pose itself where neither is reachable and clear."""
-    w = sk.world
     joints = {**sk.control.joints(), **upright}
     pos, rot = sk.ik.tcp_pose(side, joints)
-    toward = -w.to_base_frame(w.position(target))[:2]
-    toward /= max(float(np.linalg.norm(toward)), 1e-6)
-    back = _extent(sk, target, w.rotation_to_base(np.eye(3)).T @ np.array([*toward, 0.0])) \
-        + object_geometry(w.things[source].props).half[0] + 0.03
+    toward, back = _clearance(sk, source, target)
     for shift in (np.array([0.0, 0.0, COME_FROM_ABOVE]), np.array([0.0, 0.0, COME_FROM_ABOVE / 2]),
                   np.array([*(back * toward), 0.0])):
         r = sk.ik.solve(side, pos + shift, rot, joints)
