@@ -30,7 +30,8 @@ ABOVE_RIM = 0.04                 # m between the target's rim and the source's m
 # lower finger and the palm hang beside the mouth (the grip is 4.5 cm below the top), so over a
 # cup the lowest height meets the rim with the hand (measured: the palm knocked a plastic cup 3
 # cm aside); the first height at which the arm, the hand and the source are clear is taken.
-POUR_HEIGHTS = (0.04, 0.07, 0.10, 0.13, 0.16, 0.19)
+POUR_HEIGHTS = (0.04, 0.07, 0.10, 0.13)
+HIGHER_POURS = (0.16, 0.19)      # m, tried where none lower is reached (a bottle over a watering can's handle)
 TILTS = (1.75, 1.45, 2.05)      # rad the source is tilted (about 100, 83 and 117 degrees)
 # Fraction of full speed the arm brings the source over the target at: at full speed the servos
 # lag the joint path by up to 0.04 rad (3 cm at the hand), more than the planner's 1 cm clearance
@@ -161,7 +162,15 @@ class TiltPlan:
 def _tilt_plan(sk: Skills, side: str, source: str, target: str) -> Optional[TiltPlan]:
     """The first tilt the arm reaches with its mouth over the opening, the arm, the hand and the
     source clear of everything (the target's rim included), as low over the rim as that allows;
-    where none is clear, the lowest the arm reaches."""
+    where none is clear, the lowest the arm reaches. Where it reaches none, the source first held
+    upright beside the target instead of above it, and tilts from up to ``HIGHER_POURS`` above
+    the rim (both only then: where a tilt was found before, it is kept)."""
+    return _tilt_search(sk, side, source, target, POUR_HEIGHTS, None) or \
+        _tilt_search(sk, side, source, target, POUR_HEIGHTS + HIGHER_POURS, _beside(sk, source, target))
+
+
+def _tilt_search(sk: Skills, side: str, source: str, target: str, heights: tuple[float, ...],
+                 beside: Optional[np.ndarray]) -> Optional[TiltPlan]:
     w = sk.world
     base = w.base_pose()
     _, rot, _ = w.site(f"{side}_tcp")
@@ -175,14 +184,14 @@ def _tilt_plan(sk: Skills, side: str, source: str, target: str) -> Optional[Tilt
     first: Optional[TiltPlan] = None
     for centre in _aims(sk, target):
         uprights: dict[float, list[dict[str, float]]] = {}
-        for above in POUR_HEIGHTS:
+        for above in heights:
             over = np.array([centre[0], centre[1], rim + above])
             for angle in TILTS:
                 for sign in (1.0, -1.0):
                     if sign not in uprights:
                         uprights[sign] = _uprights(sk, side, base, rot, axis, sign, mouth_local,
                                                    np.array([centre[0], centre[1], rim + ABOVE_RIM]), height, seed,
-                                                   _beside(sk, source, target))
+                                                   beside)
                     tilt = _rotation(axis, sign * angle) @ rot
                     tilted_tcp = over - tilt @ mouth_local
                     for upright in uprights[sign]:
@@ -225,7 +234,7 @@ def _clear_sagging(sk: Skills, side: str, source: str, tcp: np.ndarray, rot: np.
 
 def _uprights(sk: Skills, side: str, base, rot: np.ndarray, axis: np.ndarray, sign: float,
               mouth_local: np.ndarray, over: np.ndarray, height: float, seed: dict,
-              beside: np.ndarray) -> list[dict[str, float]]:
+              beside: Optional[np.ndarray]) -> list[dict[str, float]]:
     """Joints holding the source with its mouth above ``over`` before the tilt: upright, the whole
     source above the rim (its bottom clear of the target), the hand as it holds it now; where that
     is too high for the arm, already leaning (45 degrees) with its mouth lower. The tilt then
@@ -241,7 +250,7 @@ def _uprights(sk: Skills, side: str, base, rot: np.ndarray, axis: np.ndarray, si
         a = sk._solve(side, w.to_base_frame(first_tcp, base), w.rotation_to_base(first, base), seed)
         if a.success:
             out.append(a.joints)
-    if not out:
+    if not out and beside is not None:
         a = sk._solve(side, w.to_base_frame(over + beside - rot @ mouth_local, base), w.rotation_to_base(rot, base),
                       seed)
         if a.success and not sk.paths.collision(side, {**seed, **a.joints}):
