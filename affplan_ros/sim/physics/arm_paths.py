@@ -32,13 +32,19 @@ import mujoco
 import numpy as np
 
 from affplan_ros.sim.physics.robot import TORSO_JOINT, arm_joints, tcp_site
-from affplan_ros.sim.physics.world import PhysicsWorld
+from affplan_ros.sim.physics.world import PhysicsWorld, is_long
 
 CLEARANCE = 0.01        # m kept between the moving arm (and what it holds) and anything else
+# m kept between a long held thing (a broom) and anything else: its far end, 1.5 m out from the
+# shoulder, moves 3 cm per checked step and lags and sags behind the servos' set-points (a
+# broom's path planned with 1 cm of room clipped a paper towel on the counter as it was followed).
+# (From the robot's own body, ``CLEARANCE``: carried across the front it passes the tucked hand.)
+LONG_CLEARANCE = 0.04
 MAX_CHECKS = 6000       # collision checks one query may make (~0.2 ms each here: about a second at most)
 STEP = 0.35             # rad (joint-space distance) a tree grows by at a time
 RESOLUTION = 0.02       # rad between collision checks along a path segment (the hand, 0.6 m out, moves ~1 cm)
 SEED = 1                # the sampler's seed, the same for every query: a query plans the same path every time
+EXCUSE_SLACK = 0.005    # m a long held thing may come nearer to what it touched at the start (the steps' noise)
 _MARGIN = 2 * CLEARANCE   # geom margin in the scratch model: contacts are reported up to this distance
 
 
@@ -58,7 +64,10 @@ class _Query:
     fixed: dict[str, float]            # the other joints of the arm, as they are
     held: Optional[str]
     held_offset: Optional[tuple[np.ndarray, np.ndarray]]    # (position, rotation) in the TCP frame
-    excused: set[tuple[int, int]] = field(default_factory=set)
+    # pairs touching where it starts, with how near they were then: the arm may leave them, and a
+    # long held thing may not come any nearer to what it touched (its far end swung on into it)
+    excused: dict[tuple[int, int], float] = field(default_factory=dict)
+    long_geoms: frozenset[int] = frozenset()    # a held long thing's geoms (``LONG_CLEARANCE``)
     checks: int = 0
     fingers: bool = True               # False: the fingers are not checked (they straddle what they take)
 
@@ -72,6 +81,9 @@ class ArmPathPlanner:
         # Report near misses as contacts (distance up to the margin), and never skip a sleeping
         # body's contacts: this model only ever runs collision detection.
         model.geom_margin[:] = _MARGIN
+        for thing in world.things.values():
+            if thing.props is not None and thing.geom_ids and is_long(thing.props):
+                model.geom_margin[list(thing.geom_ids)] = LONG_CLEARANCE + CLEARANCE
         model.opt.enableflags &= ~int(mujoco.mjtEnableBit.mjENBL_SLEEP)
         self.model = model
         self.data = mujoco.MjData(model)
@@ -79,6 +91,7 @@ class ArmPathPlanner:
         self._arm_geoms = {side: self._geoms_under(f"{side}_link_1") for side in ("l", "r")}
         self._finger_geoms = {side: self._geoms_under(f"{side}_finger_a") | self._geoms_under(f"{side}_finger_b")
                               for side in ("l", "r")}
+        self._robot_geoms = frozenset(g for g in range(model.ngeom) if world.owner(g) == world.robot_name)
 
     def _geoms_under(self, body_name: str) -> frozenset[int]:
         root = self.model.body(body_name).id
@@ -114,22 +127,23 @@ class ArmPathPlanner:
         body = self.world.things[name].body_id
         return int(self.model.jnt_qposadr[self.model.body_jntadr[body]])
 
-    def _touching(self, query: _Query) -> set[tuple[int, int]]:
-        """Pairs (moving geom, other geom) nearer than the clearance."""
+    def _touching(self, query: _Query) -> dict[tuple[int, int], float]:
+        """Pairs (moving geom, other geom) nearer than the clearance, with their distance."""
         mujoco.mj_collision(self.model, self.data)
         moving = self._moving(query)
-        pairs: set[tuple[int, int]] = set()
+        pairs: dict[tuple[int, int], float] = {}
         for i in range(self.data.ncon):
             c = self.data.contact[i]
-            if c.dist >= CLEARANCE:
-                continue
             g1, g2 = int(c.geom1), int(c.geom2)
             if (g1 in moving) == (g2 in moving):
                 continue                                  # both move together (the grip) or neither moves
             pair = (g1, g2) if g1 in moving else (g2, g1)
-            if pair in query.excused:
+            long = pair[0] in query.long_geoms and pair[1] not in self._robot_geoms
+            if c.dist >= (LONG_CLEARANCE if long else CLEARANCE):
                 continue
-            pairs.add(pair)
+            if pair in query.excused and (not long or c.dist >= query.excused[pair] - EXCUSE_SLACK):
+                continue
+            pairs[pair] = min(float(c.dist), pairs.get(pair, np.inf))
         return pairs
 
     def _moving(self, query: _Query) -> frozenset[int]:
@@ -163,7 +177,9 @@ class ArmPathPlanner:
             rot = site.xmat.reshape(3, 3).copy()
             body = self.world.things[held].body_id
             offset = (rot.T @ (self.data.xpos[body] - site.xpos), rot.T @ self.data.xmat[body].reshape(3, 3))
-        return _Query(side, names, fixed, held, offset)
+        long = held is not None and is_long(self.world.things[held].props)
+        return _Query(side, names, fixed, held, offset,
+                      long_geoms=frozenset(self.world.things[held].geom_ids) if long else frozenset())
 
     def collision(self, side: str, joints: Mapping[str, float], held: Optional[str] = None,
                   fingers: bool = True) -> list[str]:

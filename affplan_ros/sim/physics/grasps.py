@@ -29,7 +29,7 @@ import numpy as np
 
 from affplan_ros.sim.physics.bodies import HANDLE_POST, handle_parts, object_geometry, top_handle_parts, vertical_half
 from affplan_ros.sim.physics.robot import PAD_HALF
-from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind
+from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind, is_long
 
 TIP_CLEARANCE = 0.035   # m from the TCP down to above the support: the finger tips stay clear of it
 THIN_TIP_GAP = 0.0015   # m the finger tips stay above the support under a thin thing (a nail)
@@ -147,7 +147,12 @@ def _handle_points(world: PhysicsWorld, obj: str, pos: np.ndarray, rot: np.ndarr
     (hc, hh), _ = handle_parts(props)
     com = object_geometry(props).com[0]
     lo, hi = hc[0] - hh[0] + PAD_HALF[2] + 0.01, hc[0] + hh[0] - PAD_HALF[2] - 0.01
-    xs = sorted(np.arange(lo, hi + 1e-9, ALONG_STEP), key=lambda x: abs(x - com))[:MAX_POINTS]
+    xs = list(np.arange(lo, hi + 1e-9, ALONG_STEP))
+    if is_long(props):
+        # Its balance point itself, or the nearest the pads can go: 5 cm off it on the grid, a
+        # 1 kg mop turned head-down between the pads on the way to the person.
+        xs.append(float(np.clip(com, lo, hi)))
+    xs = sorted(xs, key=lambda x: abs(x - com))[:MAX_POINTS]
     yaw = atan2(rot[1, 1], rot[0, 1])
     out = []
     for x in xs:

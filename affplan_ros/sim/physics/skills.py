@@ -30,14 +30,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from enum import Enum
-from math import atan2, hypot, pi
+from math import asin, atan2, hypot, pi
 from typing import Callable, Mapping, Optional, TypeVar
 
 import mujoco
 import numpy as np
 
 from affplan_ros.sim.physics.arm_paths import MAX_CHECKS, ArmPathPlanner
-from affplan_ros.sim.physics.bodies import object_geometry, round_well
+from affplan_ros.sim.physics.bodies import handle_parts, object_geometry, round_well
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
 from affplan_ros.sim.physics.edge_grasp import edge_grasp, edge_place_poses, held_by_edge, is_flat_and_wide
 from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, closing, grasp_points, in_the_way, off_centre, opening
@@ -45,7 +45,7 @@ from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, til
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
 from affplan_ros.sim.physics.rims import dish_spots, drop_points, first_plan
 from affplan_ros.sim.physics.robot import ARM_SIDES, BASE_JOINTS, HOME_TORSO, TORSO_JOINT, arm_joints, home_arm
-from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind, approach_pose, side_poses
+from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind, approach_pose, is_long, side_poses
 
 T = TypeVar("T")
 
@@ -53,6 +53,10 @@ PRE_GRASP = 0.12        # m above the grasp pose the hand comes from
 LIFT = 0.10             # m an object is lifted after closing
 CARRY_LIFT = 0.05       # m a held object is lifted more where its way to the carry pose is not clear,
 CARRY_LIFTS = 3         # at most this many times
+# A long thing (a broom, a mop) swings its whole length round to the carry pose: it is lifted up to
+# this many times, clear of what stands on the counter, before it turns, as a person lifts a mop
+# off a counter before turning with it (three lifts left its 1.3 m sweeping the watering can off).
+CARRY_LIFTS_LONG = 8
 SHORT_APPROACH = 0.06   # m: approach and lift where the full ones are out of reach (a tall object's top)
 DROP_GAP = 0.04         # m between a dropped object's bottom and the bin's rim when the hand opens
 RELEASE_GAP = 0.01      # m between the object's bottom and the support when the gripper opens
@@ -62,9 +66,13 @@ CLEARANCE = 0.07
 STAND_ASIDE = (0.0, 0.05, -0.05, 0.1, -0.1, 0.2, -0.2, 0.3, -0.3)   # m along a place's front tried to stand, in turn
 HAND_HALF_WIDTH = 0.06   # m: a carrying hand's palm and fingers round its TCP
 CARRIED_ROOM = 0.03      # m kept between what is carried and a person or a tall thing on the way
+DISC_MIN = 0.05          # m: the least half width of the discs a long carried thing is covered by (few discs)
 TALL = 1.0               # m: furniture higher than this stands as high as what is carried (1.2 m)
 PERSON_STANDOFF = 0.15   # m further from a person than from furniture the base stops (within 0.8 m: 'at' them)
 CARRY = (0.30, 0.22, 1.20)   # base-frame TCP position of a hand carrying something (y mirrored per side)
+# rad a long thing carried across the front is turned, its far end forward, in turn: the other
+# arm's tucked wrist stands 6 cm behind the line straight across (a mop's handle met it).
+ACROSS_FORWARD = (0.0, 0.15, 0.3)
 # m ahead of the base centre a handle is grasped, in turn: nearer or further, the base's path round
 # a door's hinge is a smaller or larger arc (one may pass where a fridge stands in the other's way).
 HANDLE_REACH = (0.55, 0.45, 0.65)
@@ -214,9 +222,7 @@ class Skills:
             # beside a table), a little to one side along the front, as a person steps aside.
             goals = [stand(lateral + d) for d in STAND_ASIDE]
             free = [g for g in goals if not segment_clear(self.world, (g.x, g.y), (g.x, g.y), radius)]
-            # (Furniture only: a person is met with the thing held towards them.)
-            furniture = [n for n in tall if getattr(self.world.things.get(n), "kind", None) != ThingKind.AGENT]
-            goal = self._carried_clear(free, furniture) or next(iter(free), goals[0])
+            goal = self._carried_clear(free, self._clear_at_goal(tall)) or next(iter(free), goals[0])
         path = plan_base_path(self.world, start, goal, radius, wider=tall) if more > 0 and tall else None
         if path is None and more > 0 and tall:
             path = self._carrying_path(start, goal, radius, list(tall))
@@ -263,16 +269,27 @@ class Skills:
         stands about, what the hand holds is first lifted straight up, 5 cm at a time (at most
         three times), until it is: a 22 cm bag of chips just lifted from 3 cm beside a can swept
         it over on the straight way. (Not a planned path round it: its turns of the wrist rolled a
-        light cornflakes pack over between the pads.)"""
-        for _ in range(CARRY_LIFTS):
+        light cornflakes pack over between the pads.) A long thing (a broom) is lifted up to
+        ``CARRY_LIFTS_LONG`` times, and where its swing is still not clear (the arm reaching out
+        sideways lifts it no higher), it goes round on a planned path: held by its handle it does
+        not roll, and straight, its 1.2 m swept a paper towel and the watering can off the counter."""
+        obj = self.held[side]
+        long = obj is not None and is_long(self.world.things[obj].props)
+        for _ in range(CARRY_LIFTS_LONG if long else CARRY_LIFTS):
             start = self.control.joints()
-            if self.paths.straight_clear(side, start, {**start, **carry}, held=self.held[side]) is not False:
+            if self.paths.straight_clear(side, start, {**start, **carry}, held=obj) is not False:
                 return
             at, rot = self.ik.tcp_pose(side, start)
             up = self.ik.solve(side, at + np.array([0.0, 0.0, CARRY_LIFT]), rot, start)
             if not up.success:
-                return
+                break
             self.control.follow(self._straight(side, start, {**start, **up.joints}), speed_scale=0.5)
+        if long:
+            start = self.control.joints()
+            path = self.paths.path(side, start, {**start, **carry}, held=obj, max_checks=RETRY_CHECKS)
+            if path is not None and path.planned:
+                self.planned_moves += 1
+                self.control.follow([{j: wp[j] for j in carry} for wp in path.waypoints], speed_scale=0.5)
 
     def move_arm(self, side: str, joints: Mapping[str, float], speed_scale: float = 1.0) -> MotionOutcome:
         """Move ``side``'s arm (and the torso, if ``joints`` has it) to ``joints`` clear of
@@ -303,16 +320,57 @@ class Skills:
         # A flat thing held by its edge is carried level, the hand level too (it would hang down),
         # pointing in across the robot's front (the level hand pointing straight ahead is beyond
         # the joint limits there; left where it was, it held a book 60 cm out into the person met).
-        hands = [horizontal_rotation(h, fingers_vertical=True) for h in (-sign * pi / 4, -sign * pi / 8)] \
-            if held_by_edge(self, side) else [top_down_rotation(yaw)]
+        across = self._across_hands(side)
+        if held_by_edge(self, side):
+            hands = [horizontal_rotation(h, fingers_vertical=True) for h in (-sign * pi / 4, -sign * pi / 8)]
+        else:
+            hands = across or [top_down_rotation(yaw)]
         # (a level hand from far out reaches it only from a reaching posture, as ``_solve`` does)
         seeds = [seed] + [{**seed, **dict(zip(arm_joints(side), _READY[side]))}] * (len(hands) > 1)
+        first = None
         for hand in hands:
             for start in seeds:
                 r = self.ik.solve(side, np.array([CARRY[0], sign * CARRY[1], CARRY[2]]), hand, start, use_torso=False)
                 if r.success:
-                    return {j: r.joints[j] for j in arm_joints(side)}
-        return None
+                    joints = {j: r.joints[j] for j in arm_joints(side)}
+                    # (a long thing: the first way across clear of the other arm)
+                    if not across or not self.paths.collision(side, {**seed, **joints}, self.held[side]):
+                        return joints
+                    first = first or joints
+        return first
+
+    def _across_hands(self, side: str) -> list[np.ndarray]:
+        """The hand's rotations (base frame) that carry a long held thing (a broom, a mop) across
+        the base's front, level, its far end towards the other arm's side, as a person carries a
+        broom along the body (kept as it was taken, its 1.2 m pointed ahead into the person the
+        base drove up to; a mop gripped off its balance point, left sloping 5 degrees in the grip,
+        met the other arm's tucked wrist with its far end); straight across, then its far end
+        turned forward (``ACROSS_FORWARD``), past the tucked wrist. Empty for anything else."""
+        w, obj = self.world, self.held[side]
+        if obj is None or not is_long(w.things[obj].props):
+            return []
+        hand = w.rotation_to_base(w.site(f"{side}_tcp")[1])
+        length = w.rotation_to_base(w.rotation(obj))[:, int(np.argmax(w.things[obj].props.size[:2]))]
+        if length @ (w.to_base_frame(w.position(obj)) - w.to_base_frame(w.site(f"{side}_tcp")[0])) < 0:
+            length = -length                                    # towards its far end
+        in_hand = hand.T @ length
+        yaw = atan2(hand[1, 1], hand[0, 1])
+        far = top_down_rotation(yaw) @ in_hand                  # where it points with the hand straight down
+        inward = pi / 2 if side == "r" else -pi / 2
+        out = []
+        for forward in ACROSS_FORWARD:
+            heading = inward - forward if side == "r" else inward + forward
+            down = top_down_rotation(yaw + heading - atan2(far[1], far[0]))
+            level = down @ in_hand
+            out.append(tilted_rotation(down, atan2(level[1], level[0]), -asin(float(np.clip(level[2], -1.0, 1.0)))))
+        return out
+
+    def _clear_at_goal(self, tall: Mapping[str, float]) -> list[str]:
+        """Of ``tall``, what the carried things must be clear of where the base stops: furniture
+        (a person is met with the thing held towards them), and a person too while something long
+        is carried (a broom pointing ahead arrived pressed into them)."""
+        long = any(o is not None and is_long(self.world.things[o].props) for o in self.held.values())
+        return [n for n in tall if long or getattr(self.world.things.get(n), "kind", None) != ThingKind.AGENT]
 
     def _carried_reach(self) -> float:
         """How far (m) from the base's centre, horizontally, what the hands hold, and the hands
@@ -365,16 +423,23 @@ class Skills:
                                                        carried=turned(g.yaw), among=among) is None), None)
 
     def _carried_discs(self) -> list[tuple[float, float, float]]:
-        """Each held thing with the hand holding it as a disc in the base frame: (x, y, radius)."""
+        """Each held thing with the hand holding it as a disc in the base frame: (x, y, radius); a
+        long thing (a broom) as a row of discs along each of its parts (handle, head), the hand
+        as one more: one disc round a 1.2 m broom held across is 1.3 m wide where the broom is a
+        3 cm handle, and no place to stand before a person kept it clear."""
         w, out = self.world, []
         signs = np.array([[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)])
         for side, obj in self.held.items():
             if obj is None:
                 continue
-            corners = w.position(obj) + (signs * object_geometry(w.things[obj].props).half) @ w.rotation(obj).T
+            props = w.things[obj].props
+            hand = w.to_base_frame(w.site(f"{side}_tcp")[0])[:2]
+            if is_long(props):
+                out += _part_discs(w, obj) + [(float(hand[0]), float(hand[1]), HAND_HALF_WIDTH + CARRIED_ROOM)]
+                continue
+            corners = w.position(obj) + (signs * object_geometry(props).half) @ w.rotation(obj).T
             local = np.array([w.to_base_frame(c)[:2] for c in corners])
             centre = w.to_base_frame(w.position(obj))[:2]
-            hand = w.to_base_frame(w.site(f"{side}_tcp")[0])[:2]
             r = max(float(np.hypot(*(local - centre).T).max()), float(np.hypot(*(hand - centre))) + HAND_HALF_WIDTH)
             out.append((float(centre[0]), float(centre[1]), r + CARRIED_ROOM))
         return out
@@ -1359,6 +1424,27 @@ def _palm_checked(obj: str, grasp: Grasp) -> Optional[str]:
     hangs over the container's own contents (a banana across a bowl's top; the physics shows
     whether it presses them)."""
     return None if grasp.kind == "rim" else obj
+
+
+def _part_discs(w: PhysicsWorld, obj: str) -> list[tuple[float, float, float]]:
+    """Discs (base frame x, y, radius) covering each part of ``obj`` as it lies now (a handle
+    object's handle and head, else its box), ``CARRIED_ROOM`` wider: a row along the part's
+    longer side, each the circle round its share of the part."""
+    props = w.things[obj].props
+    parts = handle_parts(props) if props.handle is not None else [((0.0, 0.0, 0.0), object_geometry(props).half)]
+    pos, rot = w.position(obj), w.rotation(obj)
+    out = []
+    for centre, half in parts:
+        i = int(np.argmax(half[:2]))
+        across = max(half[1 - i], half[2])
+        n = max(1, int(np.ceil(half[i] / max(across, DISC_MIN))))
+        r = float(np.hypot(half[i] / n, across)) + CARRIED_ROOM
+        for k in range(n):
+            local = np.array(centre, float)
+            local[i] += half[i] * (2 * k + 1 - n) / n
+            x, y = w.to_base_frame(pos + rot @ local)[:2]
+            out.append((float(x), float(y), r))
+    return out
 
 
 def _stepped_back(pose: BasePose, back: float) -> BasePose:

@@ -598,7 +598,7 @@ class _Builder:
             area = _footprint(props)[0] * _footprint(props)[1] if support in largest_first else 0.0
             # What must lie across a container's rim comes after what goes inside, so that it can
             # be laid beside what is in there, not over it.
-            return self._lies_across(n), not (_is_long(props) and support in long_first), -area
+            return self._lies_across(n), not (is_long(props) and support in long_first), -area
 
         pending.sort(key=order)
         while pending:
@@ -649,7 +649,7 @@ class _Builder:
         z = surf.z + h / 2 + 0.002
         spots = [(spot, yaw_offset, parts) for yaw_offset in _pack_yaws(props)
                  for parts in [_pack_parts(props, yaw_offset)]
-                 for spot in [_free_spot(surf, parts, from_back=_is_long(props))] if spot is not None]
+                 for spot in [_free_spot(surf, parts, from_back=is_long(props))] if spot is not None]
         well = round_well(self.things[surf.owner].props) if surf.owner in self.things else None
         if not spots and well is not None:
             # Longer than a round floor's inscribed square: within its circle (a spoon and a fork
@@ -657,7 +657,7 @@ class _Builder:
             spots = [(spot, yaw_offset, parts) for yaw_offset in _pack_yaws(props)
                      for parts in [_pack_parts(props, yaw_offset)]
                      for spot in [_well_spot(surf, parts, well)] if spot is not None]
-        if _is_long(props):     # the way round that lies furthest back (a broom head beside a mop's handle)
+        if is_long(props):     # the way round that lies furthest back (a broom head beside a mop's handle)
             spots.sort(key=lambda s: s[0][1])
         for (u, v), yaw_offset, parts in spots[:1]:
             surf.taken.extend((u + du, v + dv, hu, hv, z + h / 2) for du, dv, hu, hv in parts)
@@ -757,7 +757,8 @@ def _pack_parts(props: ObjectProperties, yaw: float) -> list[tuple[float, float,
             for du, dv, hu, hv in parts]
 
 
-def _is_long(props: ObjectProperties) -> bool:
+def is_long(props: ObjectProperties) -> bool:
+    """A mop, a broom: laid along the back of a surface; carried across the robot's front."""
     return max(props.size[0], props.size[1]) >= LONG_OBJECT
 
 

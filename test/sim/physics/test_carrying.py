@@ -1,10 +1,14 @@
-"""What is carried keeps clear of furniture where the base stops (skills._carried_clear)."""
+"""What is carried keeps clear of furniture where the base stops (skills._carried_clear); a long thing
+(a broom) is carried across the front, clear of what stands about and of the person it is taken to."""
 from __future__ import annotations
 
 from math import cos, sin
 from pathlib import Path
 
-from affplan_ros.core.files.scene_io import parse_scene_text
+import numpy as np
+
+from affplan_ros.core.files.scene_io import load_scene, parse_scene_text
+from affplan_ros.sim.physics.handover import handover
 from affplan_ros.sim.physics.navigation import segment_clear
 from affplan_ros.sim.physics.skills import STAND_ASIDE, Skills
 from affplan_ros.sim.physics.world import build_world
@@ -64,3 +68,31 @@ def test_a_path_carrying_something_keeps_it_clear_of_the_open_door_leaf_everywhe
         points = [(start.x, start.y)] + [(p.x, p.y) for p in path[:-1]]
         for a, b in zip(points, points[1:]):
             assert segment_clear(w, a, b, 0.0, carried=disc, among=leaf) is None, (a, b, side_y)
+
+
+def test_a_broom_is_swung_clear_carried_across_and_handed_to_the_person_it_never_touches(shared_datasets):
+    """knowledge#14: complex_kitchen4's 1.2 m broom, taken from the back of the counter beside a
+    paper towel and the watering can. Swung straight to the carry pose it swept both off the
+    counter, and carried pointing ahead it arrived pressed into the person, the arm blocked
+    holding it out. Now it goes round them, is carried level across the base's front (covered
+    by a row of small discs, not one 1.3 m disc), the base stops where it keeps clear of the
+    person, and the person takes it."""
+    scene = load_scene(shared_datasets / "autogpt_p" / "autogpt_p" / "data" / "evaluation" / "scenes"
+                       / "complex_kitchen4.txt")
+    sk = Skills(build_world(scene))
+    w = sk.world
+    counter = {n: w.position(n) for n in ("paper_towel0", "watering_can0")}
+    assert sk.navigate("counter0", near="broom0").success
+    assert sk.grasp("broom0", along="counter0").success
+    assert sk._tuck().ok
+    for name, at in counter.items():
+        assert np.linalg.norm(w.position(name) - at) < 0.01, name
+    length = w.rotation_to_base(w.rotation("broom0"))[:, 0]
+    assert abs(length[1]) > 0.95 and abs(length[2]) < 0.1             # across the front, level
+    discs = sk._carried_discs()
+    assert len(discs) > 3 and max(r for _, _, r in discs) < 0.25
+    assert sk.navigate("human0").success
+    assert "human0" not in w.contacts("broom0")
+    result = handover(sk, "broom0", "human0")
+    assert result.success, result.reason
+    assert w.grips.get("broom0") == "human0"
