@@ -36,6 +36,7 @@ from typing import Callable, Mapping, Optional, TypeVar
 import mujoco
 import numpy as np
 
+from affplan_ros.sim.physics import two_hands
 from affplan_ros.sim.physics.arm_paths import MAX_CHECKS, ArmPathPlanner
 from affplan_ros.sim.physics.bodies import object_geometry, round_well
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
@@ -233,7 +234,11 @@ class Skills:
         above the base, higher than furniture), torso up: the base can then drive close to
         furniture without sweeping anything off it."""
         targets: dict[str, float] = {TORSO_JOINT: HOME_TORSO}
+        if two_hands.both_hands(self):
+            targets.update(two_hands.carry_joints(self) or {})
         for side in ARM_SIDES:
+            if two_hands.both_hands(self):
+                break
             if self.held[side] is None:
                 targets.update(zip(arm_joints(side), home_arm(side, self.world.spec)))
                 continue
@@ -322,7 +327,8 @@ class Skills:
                 hand = w.to_base_frame(w.site(f"{side}_tcp")[0])
                 reach = max(reach, float(np.hypot(local[:, 0], local[:, 1]).max()),
                             float(np.hypot(hand[0], hand[1])) + HAND_HALF_WIDTH)
-        return reach
+        elbows = two_hands.elbow_discs(self, 0.0) * bool(two_hands.both_hands(self))
+        return max([reach] + [float(np.hypot(x, y)) + r for x, y, r in elbows])
 
     def _carrying_path(self, start: BasePose, goal: BasePose, radius: float,
                        among: list[str]) -> Optional[list[BasePose]]:
@@ -373,7 +379,7 @@ class Skills:
             hand = w.to_base_frame(w.site(f"{side}_tcp")[0])[:2]
             r = max(float(np.hypot(*(local - centre).T).max()), float(np.hypot(*(hand - centre))) + HAND_HALF_WIDTH)
             out.append((float(centre[0]), float(centre[1]), r + CARRIED_ROOM))
-        return out
+        return out + two_hands.elbow_discs(self, CARRIED_ROOM) * bool(two_hands.both_hands(self))
 
     def _tall_obstacles(self) -> list[str]:
         """The obstacles (``world.obstacles`` names) that stand as high as things are carried:
@@ -421,6 +427,8 @@ class Skills:
         width, target = candidates[0][0].width, candidates[0][0].target
         if is_flat_and_wide(self, obj, width):
             return edge_grasp(self, obj, source, free)    # a book: slid to the edge, taken by it
+        if two_hands.needs_two_hands(self, obj, width):
+            return two_hands.grasp(self, obj, source)     # a salad: between both hands
         if width > w.spec.max_aperture - 0.01:
             return self._fail(FailureCode.TOO_LARGE, f"{obj} is {width * 100:.0f} cm across its narrowest side; the "
                               f"gripper opens {w.spec.max_aperture * 100:.0f} cm")
@@ -869,7 +877,8 @@ class Skills:
                               f"held) does not fit the {2 * size[0] * 100:.0f} x {2 * size[1] * 100:.0f} cm inside "
                               f"of {container}", footprint=foot)
         # A hand level round a book's edge cannot go down inside past the wall: it lets go over the rim.
-        result = self._place(obj, container, "inner", along) if not held_by_edge(self, side) else \
+        result = self._place(obj, container, "inner", along) \
+            if two_hands.both_hands(self, obj) or not held_by_edge(self, side) else \
             self._fail(FailureCode.UNREACHABLE, "held by its edge")
         if result.code in (FailureCode.UNREACHABLE, FailureCode.NO_FREE_SPACE) and thing.kind == ThingKind.OBJECT:
             # The floor of a deep bin is out of reach, or a bowl's floor is taken (a tomato in
@@ -887,6 +896,8 @@ class Skills:
         side = self.holding(obj)
         if side is None:
             return self._fail(FailureCode.NOT_HELD, f"the robot does not hold {obj}")
+        if two_hands.both_hands(self, obj):
+            return two_hands.put(self, obj, container, "inner", drop=True)
         centre, _, _ = w.site(w.things[container].inner_site)
         rim = centre[2] + inner_height(w, container) - 0.05
 
@@ -940,6 +951,8 @@ class Skills:
         site = f"{support}/{surface}"
         if not w.has_site(site):
             return self._fail(FailureCode.NO_FREE_SPACE, f"{support} has no {surface} surface to put things on")
+        if two_hands.both_hands(self, obj):
+            return two_hands.put(self, obj, support, surface)
         if len(w.touching_geoms(obj, self._pads(side))) < 2:
             self.held[side] = None
             return self._fail(FailureCode.SLIPPED, f"{obj} is no longer between the fingers (dropped on the way)")
