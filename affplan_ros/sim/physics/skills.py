@@ -428,7 +428,7 @@ class Skills:
         if is_flat_and_wide(self, obj, width):
             return edge_grasp(self, obj, source, free)    # a book: slid to the edge, taken by it
         if two_hands.needs_two_hands(self, obj, width):
-            return two_hands.grasp(self, obj, source)     # a salad: between both hands
+            return two_hands.grasp(self, obj, source, along)     # a salad: between both hands
         if width > w.spec.max_aperture - 0.01:
             return self._fail(FailureCode.TOO_LARGE, f"{obj} is {width * 100:.0f} cm across its narrowest side; the "
                               f"gripper opens {w.spec.max_aperture * 100:.0f} cm")
@@ -897,7 +897,7 @@ class Skills:
         if side is None:
             return self._fail(FailureCode.NOT_HELD, f"the robot does not hold {obj}")
         if two_hands.both_hands(self, obj):
-            return two_hands.put(self, obj, container, "inner", drop=True)
+            return two_hands.put(self, obj, container, "inner", along, drop=True)
         centre, _, _ = w.site(w.things[container].inner_site)
         rim = centre[2] + inner_height(w, container) - 0.05
 
@@ -952,7 +952,7 @@ class Skills:
         if not w.has_site(site):
             return self._fail(FailureCode.NO_FREE_SPACE, f"{support} has no {surface} surface to put things on")
         if two_hands.both_hands(self, obj):
-            return two_hands.put(self, obj, support, surface)
+            return two_hands.put(self, obj, support, surface, along)
         if len(w.touching_geoms(obj, self._pads(side))) < 2:
             self.held[side] = None
             return self._fail(FailureCode.SLIPPED, f"{obj} is no longer between the fingers (dropped on the way)")
@@ -1037,10 +1037,11 @@ class Skills:
         return atan2(rot[1, 1], rot[0, 1])
 
     def reach_a_spot(self, free_spots: Callable[..., list[np.ndarray]], plan_at: Callable[[np.ndarray], Optional[T]],
-                     side: str, along: Optional[str], tries_per_place: int = 30) -> tuple[Optional[T], int]:
+                     side: Optional[str], along: Optional[str], tries_per_place: int = 30) -> tuple[Optional[T], int]:
         """The first plan ``plan_at`` finds for a spot of ``free_spots()`` from where the base
         stands; failing that, from standing opposite other free spots along ``along`` (what a
-        person does at a long table: the holding arm's side towards it). (plan, places tried)."""
+        person does at a long table: the holding arm's side towards it; ``side`` None: both
+        hands hold it, the spot straight ahead). (plan, places tried)."""
         def first() -> Optional[T]:
             for spot in free_spots()[:tries_per_place]:
                 found = plan_at(spot)
@@ -1061,7 +1062,8 @@ class Skills:
             spots += [spots[0]] * (len(poses) - len(spots))
         for spot, pose in zip(spots, poses):
             tries += 1
-            if self._navigate(along, None, spot - self._arm_offset(side), goal=pose).success:
+            ahead = spot - self._arm_offset(side) if side is not None else spot
+            if self._navigate(along, None, ahead, goal=pose).success:
                 plan = first()
                 if plan is not None:
                     break
