@@ -428,7 +428,7 @@ class Skills:
         if is_flat_and_wide(self, obj, width):
             return edge_grasp(self, obj, source, free)    # a book: slid to the edge, taken by it
         if two_hands.needs_two_hands(self, obj, width):
-            return two_hands.grasp(self, obj, source, along)     # a salad: between both hands
+            return two_hands.grasp(self, obj, along)     # a salad: between both hands
         if width > w.spec.max_aperture - 0.01:
             return self._fail(FailureCode.TOO_LARGE, f"{obj} is {width * 100:.0f} cm across its narrowest side; the "
                               f"gripper opens {w.spec.max_aperture * 100:.0f} cm")

@@ -1,16 +1,15 @@
 """The two-handed hold: what is wider than the gripper and not flat (a 15 cm head of salad) is
 taken between both hands, as a person takes a ball or a melon.
 
-A 9 cm parallel gripper cannot span it, and there is no edge to pinch. Both arms reach it level
-from the robot's side, the closed fingers' outer faces (the pads' sides: the hands are turned so
-that the fingers close up and down, ``horizontal_rotation(..., fingers_vertical=True)``) beside
-its widest part, one hand on either side; the hands move in together until each presses
-``SQUEEZE`` into it (the arms' position servos then push with a few newtons, a light squeeze) and
-lift. It is held by friction alone: the physics judges it as a grasp is judged (it rose with the
-hands, each hand's pads on it, off its support). It is carried in front of the robot, both hands
-moving together (their straight lines solved in step, so that they keep their distance), set
-down on a free spot of a surface (or let fall into a bowl from just over its rim), and let go by
-moving the hands apart.
+A 9 cm parallel gripper cannot span it, and there is no edge to pinch. Both closed hands,
+turned so that the pads' sides face it (``Hold``: pointing down, the fingers closing along the
+heading; leaning forward; or level, the fingers closing up and down), come in on either side of
+its widest part and move in together until each presses ``SQUEEZE`` into it (the arms' position
+servos then push with a few newtons, a light squeeze), and lift. It is held by friction alone:
+the physics judges it as a grasp is judged (it rose with the hands, each hand's pads on it, off
+its support). Both arms always move in step: their straight lines are solved together, so that
+the hands keep their distance. It is carried in front of the robot, set down on a free spot of a
+surface (or let fall into a bowl from just over its rim), and let go by moving the hands apart.
 """
 from __future__ import annotations
 
@@ -83,7 +82,8 @@ def both_hands(sk: "Skills", obj: Optional[str] = None) -> Optional[str]:
 
 
 def needs_two_hands(sk: "Skills", obj: str, width: float) -> bool:
-    """Wider than the gripper's opening (the caller takes flat things by their edge)."""
+    """Wider than the gripper's opening and round (a sphere, a cylinder: the hold's width does
+    not depend on how it lies); the caller takes flat things by their edge first."""
     return width > sk.world.spec.max_aperture - 0.01 and sk.world.things[obj].props.shape != "box"
 
 
@@ -94,6 +94,7 @@ def touching_hands(sk: "Skills", obj: str) -> int:
 
 
 def half_width(sk: "Skills", obj: str) -> float:
+    """The radius of a round thing (``needs_two_hands``)."""
     return float(object_geometry(sk.world.things[obj].props).half[0])
 
 
@@ -187,8 +188,9 @@ def _arms(joints: dict) -> dict:
     return {j: joints[j] for side in ARM_SIDES for j in arm_joints(side)} | {TORSO_JOINT: joints[TORSO_JOINT]}
 
 
-def _reach_first(sk: "Skills", joints: dict, obj: Optional[str]) -> bool:
-    """Each arm to its part of ``joints`` round what is in the way (``move_arm``), then the torso."""
+def _reach_first(sk: "Skills", joints: dict) -> bool:
+    """Each arm in turn (with the torso) to its part of ``joints``, round what is in the way
+    (``Skills.move_arm``)."""
     for side in ARM_SIDES:
         goal = {j: joints[j] for j in arm_joints(side)} | {TORSO_JOINT: joints[TORSO_JOINT]}
         if not sk.move_arm(side, goal).ok:
@@ -254,7 +256,7 @@ def _stand_and_grasp(sk: "Skills", obj: str, along: str) -> Optional[tuple[list[
     return None
 
 
-def grasp(sk: "Skills", obj: str, source: Optional[str], along: Optional[str] = None) -> "SkillResult":
+def grasp(sk: "Skills", obj: str, along: Optional[str] = None) -> "SkillResult":
     """Take ``obj`` between both hands (module doc); ``along``: the place the robot stands at,
     where it may stand elsewhere to reach it."""
     from affplan_ros.sim.physics.skills import FailureCode
@@ -273,7 +275,7 @@ def grasp(sk: "Skills", obj: str, source: Optional[str], along: Optional[str] = 
     legs = found[1]
     for side in ARM_SIDES:
         sk.control.set_gripper(side, 0.0, 0.2)
-    if not _reach_first(sk, legs[0][0], obj) or not _follow(sk, legs[1]):
+    if not _reach_first(sk, legs[0][0]) or not _follow(sk, legs[1]):
         sk._tuck()
         return sk._fail(FailureCode.BLOCKED, f"the hands did not get either side of {obj} (something held an arm)")
     z0 = w.position(obj)[2]
@@ -295,15 +297,14 @@ def grasp(sk: "Skills", obj: str, source: Optional[str], along: Optional[str] = 
 
 
 def _release(sk: "Skills") -> None:
-    """Both hands apart by ``APART`` (from where they are), then tucked."""
-    held = both_hands(sk)
+    """Both hands apart by ``APART`` from where they are round it, and up, then tucked (a
+    joint move from beside it would sweep it off)."""
     sk.held.update({side: None for side in ARM_SIDES})
-    now = _hold_now(sk) if held else None
-    if now is not None:
-        legs = _plan(sk, [now, now.moved(out=APART), now.moved(np.array([0.0, 0.0, BACK]), APART)])
-        if legs is not None:
-            _follow(sk, legs[1])
-            _follow(sk, legs[2])
+    now = _hold_now(sk)
+    legs = _plan(sk, [now, now.moved(out=APART), now.moved(np.array([0.0, 0.0, BACK]), APART)])
+    if legs is not None:
+        _follow(sk, legs[1])
+        _follow(sk, legs[2])
     sk._tuck()
 
 
