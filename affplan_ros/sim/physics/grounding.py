@@ -6,8 +6,8 @@ provider interface), so that plans avoid the steps this world would refuse.
   carryable object; for a door or drawer, its handle is within the arm's length. The robot does
   not move to find out.
 * ``graspable o``: a carryable object narrower than the gripper's opening across its narrowest
-  horizontal side, or flat enough for the edge grasp (a book), with nothing resting on it (read
-  from the physics' contacts).
+  horizontal side, or flat enough for the edge grasp (a book), or else taken between both hands
+  (a salad), with nothing resting on it (read from the physics' contacts).
 * ``placeable s``: a free spot on ``s``'s top (or, for a container, its inner floor) for an
   9 cm object.
 * ``detected o``: the head camera could see it at its place: not behind a closed door or lid.
@@ -19,6 +19,7 @@ import numpy as np
 from affplan_ros.core.recovery.grounding import CallbackGrounding, GroundingAnswer, GroundingPredicate
 from affplan_ros.sim.physics.edge_grasp import is_flat_and_wide
 from affplan_ros.sim.physics.executor import PhysicsExecutor
+from affplan_ros.sim.physics.two_hands import needs_two_hands
 from affplan_ros.sim.physics.world import ThingKind
 
 PROBE_HALF = (0.045, 0.045, 0.045)   # the object a free spot must fit (a 9 cm cup)
@@ -67,8 +68,11 @@ class PhysicsGrounding:
             return False
         width, _, _ = self.executor.skills.top_down_grasp(name)
         covered = any(a[0] == "on" and a[2] == name for a in self._relations)
-        # Too wide from above but flat: the edge grasp slides it out and pinches it (edge_grasp.py).
-        fits = width <= w.spec.max_aperture - 0.01 or is_flat_and_wide(self.executor.skills, name, width)
+        # Too wide from above but flat: the edge grasp slides it out and pinches it (edge_grasp.py);
+        # not flat: both hands take it between them (two_hands.py).
+        skills = self.executor.skills
+        fits = width <= w.spec.max_aperture - 0.01 or is_flat_and_wide(skills, name, width) or \
+            needs_two_hands(skills, name, width)
         return fits and not covered
 
     def placeable(self, name: str) -> bool:

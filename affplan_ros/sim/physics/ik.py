@@ -130,6 +130,10 @@ class ArmIK:
         elbow, wrist = data.body(f"{side}_link_5").xpos.copy(), data.body(f"{side}_link_6").xpos.copy()
         return [elbow + (wrist - elbow) * k / n for k in range(1, n + 1)]
 
+    def elbow(self, side: str, joints: Mapping[str, float]) -> np.ndarray:
+        """Forward kinematics of the elbow (base frame)."""
+        return self._forward(joints).body(f"{side}_link_4").xpos.copy()
+
     def _forward(self, joints: Mapping[str, float]):
         q = self.model.qpos0.copy()
         for name, value in joints.items():

@@ -31,6 +31,7 @@ import numpy as np
 from affplan_ros.core.model.scene import Scene
 from affplan_ros.sim.physics.bodies import vertical_half
 from affplan_ros.sim.physics.skills import Skills
+from affplan_ros.sim.physics.two_hands import both_hands, touching_hands
 from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind
 
 AT_DISTANCE = 0.75     # m from the base centre to a location's footprint that counts as "at" it
@@ -77,6 +78,8 @@ def _held(world: PhysicsWorld, skills: Skills, obj: str, touching: dict[str, set
     side = skills.holding(obj)
     if side is None or world.robot_name not in touching.get(obj, set()):
         return False
+    if both_hands(skills, obj):    # between both hands: each presses on it with its pads
+        return touching_hands(skills, obj) == 2
     pads = [world.model.geom(f"{side}_pad_{f}").id for f in ("a", "b")]
     return len(world.touching_geoms(obj, pads)) == 2
 

@@ -36,6 +36,7 @@ from typing import Callable, Mapping, Optional, TypeVar
 import mujoco
 import numpy as np
 
+from affplan_ros.sim.physics import two_hands
 from affplan_ros.sim.physics.arm_paths import MAX_CHECKS, ArmPathPlanner
 from affplan_ros.sim.physics.bodies import handle_parts, object_geometry, round_well
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
@@ -243,7 +244,11 @@ class Skills:
         above the base, higher than furniture), torso up: the base can then drive close to
         furniture without sweeping anything off it."""
         targets: dict[str, float] = {TORSO_JOINT: HOME_TORSO}
+        if two_hands.both_hands(self):
+            targets.update(two_hands.carry_joints(self) or {})
         for side in ARM_SIDES:
+            if two_hands.both_hands(self):
+                break
             if self.held[side] is None:
                 targets.update(zip(arm_joints(side), home_arm(side, self.world.spec)))
                 continue
@@ -384,7 +389,8 @@ class Skills:
                 hand = w.to_base_frame(w.site(f"{side}_tcp")[0])
                 reach = max(reach, float(np.hypot(local[:, 0], local[:, 1]).max()),
                             float(np.hypot(hand[0], hand[1])) + HAND_HALF_WIDTH)
-        return reach
+        elbows = two_hands.elbow_discs(self, 0.0) * bool(two_hands.both_hands(self))
+        return max([reach] + [float(np.hypot(x, y)) + r for x, y, r in elbows])
 
     def _carrying_path(self, start: BasePose, goal: BasePose, radius: float,
                        among: list[str]) -> Optional[list[BasePose]]:
@@ -442,7 +448,7 @@ class Skills:
             centre = w.to_base_frame(w.position(obj))[:2]
             r = max(float(np.hypot(*(local - centre).T).max()), float(np.hypot(*(hand - centre))) + HAND_HALF_WIDTH)
             out.append((float(centre[0]), float(centre[1]), r + CARRIED_ROOM))
-        return out
+        return out + two_hands.elbow_discs(self, CARRIED_ROOM) * bool(two_hands.both_hands(self))
 
     def _tall_obstacles(self) -> list[str]:
         """The obstacles (``world.obstacles`` names) that stand as high as things are carried:
@@ -490,6 +496,8 @@ class Skills:
         width, target = candidates[0][0].width, candidates[0][0].target
         if is_flat_and_wide(self, obj, width):
             return edge_grasp(self, obj, source, free)    # a book: slid to the edge, taken by it
+        if two_hands.needs_two_hands(self, obj, width):
+            return two_hands.grasp(self, obj, along)     # a salad: between both hands
         if width > w.spec.max_aperture - 0.01:
             return self._fail(FailureCode.TOO_LARGE, f"{obj} is {width * 100:.0f} cm across its narrowest side; the "
                               f"gripper opens {w.spec.max_aperture * 100:.0f} cm")
@@ -989,7 +997,8 @@ class Skills:
                               f"held) does not fit the {2 * size[0] * 100:.0f} x {2 * size[1] * 100:.0f} cm inside "
                               f"of {container}", footprint=foot)
         # A hand level round a book's edge cannot go down inside past the wall: it lets go over the rim.
-        result = self._place(obj, container, "inner", along) if not held_by_edge(self, side) else \
+        result = self._place(obj, container, "inner", along) \
+            if two_hands.both_hands(self, obj) or not held_by_edge(self, side) else \
             self._fail(FailureCode.UNREACHABLE, "held by its edge")
         if result.code in (FailureCode.UNREACHABLE, FailureCode.NO_FREE_SPACE) and thing.kind == ThingKind.OBJECT:
             # The floor of a deep bin is out of reach, or a bowl's floor is taken (a tomato in
@@ -1007,6 +1016,8 @@ class Skills:
         side = self.holding(obj)
         if side is None:
             return self._fail(FailureCode.NOT_HELD, f"the robot does not hold {obj}")
+        if two_hands.both_hands(self, obj):
+            return two_hands.put(self, obj, container, "inner", along, drop=True)
         centre, _, _ = w.site(w.things[container].inner_site)
         rim = centre[2] + inner_height(w, container) - 0.05
 
@@ -1060,6 +1071,8 @@ class Skills:
         site = f"{support}/{surface}"
         if not w.has_site(site):
             return self._fail(FailureCode.NO_FREE_SPACE, f"{support} has no {surface} surface to put things on")
+        if two_hands.both_hands(self, obj):
+            return two_hands.put(self, obj, support, surface, along)
         if len(w.touching_geoms(obj, self._pads(side))) < 2:
             self.held[side] = None
             return self._fail(FailureCode.SLIPPED, f"{obj} is no longer between the fingers (dropped on the way)")
@@ -1144,10 +1157,11 @@ class Skills:
         return atan2(rot[1, 1], rot[0, 1])
 
     def reach_a_spot(self, free_spots: Callable[..., list[np.ndarray]], plan_at: Callable[[np.ndarray], Optional[T]],
-                     side: str, along: Optional[str], tries_per_place: int = 30) -> tuple[Optional[T], int]:
+                     side: Optional[str], along: Optional[str], tries_per_place: int = 30) -> tuple[Optional[T], int]:
         """The first plan ``plan_at`` finds for a spot of ``free_spots()`` from where the base
         stands; failing that, from standing opposite other free spots along ``along`` (what a
-        person does at a long table: the holding arm's side towards it). (plan, places tried)."""
+        person does at a long table: the holding arm's side towards it; ``side`` None: both
+        hands hold it, the spot straight ahead). (plan, places tried)."""
         def first() -> Optional[T]:
             for spot in free_spots()[:tries_per_place]:
                 found = plan_at(spot)
@@ -1168,7 +1182,8 @@ class Skills:
             spots += [spots[0]] * (len(poses) - len(spots))
         for spot, pose in zip(spots, poses):
             tries += 1
-            if self._navigate(along, None, spot - self._arm_offset(side), goal=pose).success:
+            ahead = spot - self._arm_offset(side) if side is not None else spot
+            if self._navigate(along, None, ahead, goal=pose).success:
                 plan = first()
                 if plan is not None:
                     break
