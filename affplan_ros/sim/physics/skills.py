@@ -30,8 +30,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from enum import Enum
-from math import asin, atan2, hypot, pi
-from typing import Callable, Mapping, Optional, TypeVar
+from math import asin, atan2, hypot, pi, sin
+from typing import Callable, Mapping, Optional, Sequence, TypeVar
 
 import mujoco
 import numpy as np
@@ -87,6 +87,7 @@ DOOR_TARGET = 1.6        # rad a door is opened to (about 90 degrees)
 PART_WAY_TOLERANCE = 0.15   # rad: a door pulled part of the way counts as there within this
 OPENED = 0.7             # fraction of the joint range that counts as opened
 ARM_SIDE_OFFSET = 0.2    # m to its side of the base's centre line where an arm works best
+GRASP_TRIES = 3          # ways of taking a thing tried where the fingers closed on nothing
 MAX_GRASPS = 6           # grasp candidates tried (each costs IK for up to four finger directions)
 # The palm (robot.py: a 6 x 10 x 6 cm box 8.5 cm behind the TCP) as two balls along its width, with
 # half a centimetre of room.
@@ -519,7 +520,27 @@ class Skills:
                 "IK finds no solution within the joint limits"
             return self._fail(FailureCode.UNREACHABLE, f"no arm reaches a top-down grasp of {obj} at "
                               f"{dist:.2f} m from the base centre, {target[2]:.2f} m high ({why})", distance=dist)
-        side, grasp, plan = found
+        # Fingers that closed on nothing (a palm stopped on a bowl's rim above a screw) are felt
+        # at once, and the robot tries the next other way to take it, as long as it lies where
+        # it lay; a grasp that lifted and lost it is not tried again.
+        tried: list[Grasp] = []
+        while True:
+            side, grasp, plan = found
+            result = self._take(obj, side, grasp, plan)
+            if result.success or not result.details.get("missed") or len(tried) + 1 >= GRASP_TRIES:
+                return result
+            tried.append(grasp)
+            others = [c for c in self.grasp_candidates(obj) if not any(_same_way(c[0], t) for t in tried)]
+            found = self._find_grasp(obj, others, free) if others else None
+            if found is None and others and along is not None:
+                found = self._grasp_elsewhere(obj, free, along, avoid=tried)
+            if found is None:
+                return result
+
+    def _take(self, obj: str, side: str, grasp: Grasp, plan: tuple[dict, dict, dict]) -> SkillResult:
+        """One grasp of ``obj`` as planned: open, come down, close, lift; judged by the physics."""
+        w = self.world
+        thing = w.things[obj]
         pre, at, lifted = plan
         self.control.set_gripper(side, opening(grasp.spread, w.spec.max_aperture), 0.3)
         out = self.move_arm(side, pre)
@@ -536,7 +557,7 @@ class Skills:
             self.control.set_gripper(side, w.spec.max_aperture, 0.3)
             self.control.follow([pre])
             return self._fail(FailureCode.SLIPPED, f"the fingers closed to {aperture * 100:.1f} cm without holding "
-                              f"{obj} ({len(touching)} of 2 fingers touch it)")
+                              f"{obj} ({len(touching)} of 2 fingers touch it)", missed=True)
         hand0 = w.site(f"{side}_tcp")[0][2]
         out = self.control.follow(self._straight(side, at, lifted), speed_scale=0.5)
         w.step(w.steps(0.3))
@@ -566,19 +587,24 @@ class Skills:
                      if (plan := self._plan_descent(s, self._grasp_poses(s, grasp, yaws, base), above, lift, base,
                                                     taking=_palm_checked(obj, grasp))) is not None), None)
 
-    def _grasp_elsewhere(self, obj: str, free: list[str],
-                         along: str) -> Optional[tuple[str, Grasp, tuple[dict, dict, dict]]]:
+    def _grasp_elsewhere(self, obj: str, free: list[str], along: str,
+                         avoid: Sequence[Grasp] = ()) -> Optional[tuple[str, Grasp, tuple[dict, dict, dict]]]:
         """Stand elsewhere at ``along`` where an arm reaches a grasp of ``obj``, and go there (as a
         person at a table steps to one side or turns a shoulder towards what lies far back). The
         base poses of ``grasp_stands`` are tried in turn, IK only (the robot does not move), the
-        first with a grasp is driven to and the grasp planned again from where the base stopped."""
+        first with a grasp is driven to and the grasp planned again from where the base stopped;
+        not the ways of taking it in ``avoid`` (tried, the fingers closed on nothing)."""
+
+        def ways(base: Optional[BasePose] = None) -> list[tuple[Grasp, list[float]]]:
+            return [c for c in self.grasp_candidates(obj, base) if not any(_same_way(c[0], a) for a in avoid)]
+
         for pose in self.grasp_stands(obj, free, along):
-            plan = self._find_grasp(obj, self.grasp_candidates(obj, pose)[:3], free, pose)
+            plan = self._find_grasp(obj, ways(pose)[:3], free, pose)
             if plan is None:
                 continue
             if not self._navigate(along, None, goal=pose).success:
                 continue
-            return self._find_grasp(obj, self.grasp_candidates(obj), free)
+            return self._find_grasp(obj, ways(), free)
         return None
 
     def grasp_stands(self, obj: str, free: list[str], along: str, limit: int = 8) -> list[BasePose]:
@@ -1460,6 +1486,14 @@ def _part_discs(w: PhysicsWorld, obj: str) -> list[tuple[float, float, float]]:
             x, y = w.to_base_frame(pos + rot @ local)[:2]
             out.append((float(x), float(y), r))
     return out
+
+
+def _same_way(a: Grasp, b: Grasp) -> bool:
+    """Whether two grasps take a thing the same way: as wide, the fingers closing along the same
+    line (a point further along it is no other way)."""
+    if abs(a.width - b.width) > 1e-3 or (a.finger_yaw is None) != (b.finger_yaw is None):
+        return False
+    return a.finger_yaw is None or abs(sin(a.finger_yaw - b.finger_yaw)) < 0.1
 
 
 def _stepped_back(pose: BasePose, back: float) -> BasePose:

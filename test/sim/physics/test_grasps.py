@@ -285,3 +285,22 @@ def test_a_mop_at_the_back_of_a_counter_behind_a_watering_can_is_taken_standing_
     facing = np.arctan2(-counter.front_normal[1], -counter.front_normal[0])
     turned = abs((w.base_pose().yaw - facing + np.pi) % (2 * np.pi) - np.pi)
     assert turned > 1.0
+
+
+def test_where_the_fingers_close_on_nothing_the_robot_takes_it_another_way(shared_datasets):
+    """bowl.txt: the screw lies on the bowl's floor 3 cm from its near wall. Across its 6 mm width
+    the palm stops on the rim and the fingers close on nothing; felt at once, the screw taken end
+    to end instead (the palm along the wall) comes out of the bowl."""
+    from affplan_ros.core.planning.planner import PlanStep
+    from affplan_ros.sim.physics.executor import PhysicsExecutor
+
+    scene = load_scene(shared_datasets / "autogpt_p" / "autogpt_p" / "data" / "evaluation" / "scenes" / "bowl.txt")
+    world = build_world(scene)
+    ex = PhysicsExecutor(scene, world=world)
+    plan = ["move robot0 counter0 table0", "take_out robot0 hammer0 bowl0 table0", "place robot0 hammer0 table0 table0",
+            "take_out robot0 remote0 bowl0 table0", "place robot0 remote0 table0 table0",
+            "take_out robot0 screw0 bowl0 table0"]
+    result = ex.execute([PlanStep(t.split()[0], tuple(t.split()[2:]), t.split()[1]) for t in plan])
+    assert result.success, result.failure
+    side = ex.skills.holding("screw0")
+    assert side is not None and held(ex.skills, "screw0", side)
