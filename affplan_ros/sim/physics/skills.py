@@ -40,7 +40,17 @@ from affplan_ros.sim.physics.arm_paths import MAX_CHECKS, ArmPathPlanner
 from affplan_ros.sim.physics.bodies import object_geometry, round_well
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
 from affplan_ros.sim.physics.edge_grasp import edge_grasp, edge_place_poses, held_by_edge, is_flat_and_wide
-from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, closing, grasp_points, in_the_way, off_centre, opening
+from affplan_ros.sim.physics.grasps import (
+    OPEN_MARGIN,
+    RELEASE_MARGIN,
+    Grasp,
+    arm_in_the_way,
+    closing,
+    grasp_points,
+    in_the_way,
+    off_centre,
+    opening,
+)
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
 from affplan_ros.sim.physics.rims import dish_spots, drop_points, first_plan
@@ -683,19 +693,27 @@ class Skills:
         return down + [tilted_rotation(r, heading, lean) for lean in leans for r, y in zip(down, yaws)
                        if any_lean or abs(np.sin(y - heading)) > 0.9]
 
-    def _holding_rotations(self, obj: str, side: str, point: np.ndarray, lean: bool = True) -> list[np.ndarray]:
+    def _holding_rotations(self, obj: str, side: str, point: np.ndarray, lean: bool = True,
+                           dropping: bool = False) -> list[np.ndarray]:
         """World rotations of a hand holding ``obj`` over ``point``: its finger yaw now, or turned
         half round when the object is held at its middle (held by a rim it would swing round
         with the hand); leaning forward too (unless not ``lean``), but a container is kept
-        upright (what is in it)."""
+        upright (what is in it), unless it is empty and ``dropping`` (let fall into a bin, it
+        lands as it will: a spoon, whose bowl makes it a container, over a box's rim)."""
         w = self.world
         if held_by_edge(self, side):    # a book held level by its edge: the hand stays level, turned to the spot
             return [horizontal_rotation(heading, fingers_vertical=True) for heading in self._headings(side, point)]
         yaw, tcp = self._tcp_yaw(side), w.site(f"{side}_tcp")[0]
         middle = np.linalg.norm((w.position(obj) - tcp)[:2]) < 0.03
-        upright = w.things[obj].props.inner is not None or not lean
+        upright = not lean or (w.things[obj].props.inner is not None and not (dropping and self._empty(obj)))
         return self._hand_rotations(side, point, [yaw, yaw + pi] if middle else [yaw], True,
                                     leans=() if upright else LEANS)
+
+    def _empty(self, container: str) -> bool:
+        """Whether nothing (no liquid, no object) is in ``container``."""
+        w = self.world
+        return not any(w.liquids.get(container, {}).values()) and not any(
+            self.inside(o, container) for o, t in w.things.items() if o != container and t.kind == ThingKind.OBJECT)
 
     def _headings(self, side: str, point: np.ndarray) -> list[float]:
         """Level-hand headings towards ``point``: from the shoulder, and the base's own heading."""
@@ -892,7 +910,7 @@ class Skills:
 
         def plan_over(point: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
             return self._plan_descent(side, [(self._tcp_target(obj, side, r, point, rim, DROP_GAP), r)
-                                             for r in self._holding_rotations(obj, side, point)],
+                                             for r in self._holding_rotations(obj, side, point, dropping=True)],
                                       SHORT_APPROACH, SHORT_APPROACH)
 
         def plan_drop() -> Optional[tuple[dict, dict, dict]]:
@@ -976,8 +994,7 @@ class Skills:
             poses = [(self._tcp_target(obj, side, r, spot, surface, RELEASE_GAP), r)
                      for r in self._holding_rotations(obj, side, spot, lean)]
             # The fingers need room where they open, as where they close (a tall bucket beside the spot).
-            if in_the_way(w, obj, poses[0][0], held_width, yaw_now, w.spec.max_aperture,
-                          tuple(h for h in self.held.values() if h)) is not None:
+            if self._release_width(obj, side, poses[0][0], held_width, yaw_now) is None:
                 return None
             # Out of a box the hand rises PRE_GRASP, then goes back round its wall (_withdraw).
             return self._plan_descent(side, poses, PRE_GRASP, PRE_GRASP)
@@ -1004,7 +1021,8 @@ class Skills:
         if not out.ok:
             return self._blocked(out, f"lowering {obj} onto {support}")
         lean = self._lean(side)
-        self.control.set_gripper(side, opening(held_width, w.spec.max_aperture), 0.5)
+        release = self._release_width(obj, side, w.site(f"{side}_tcp")[0], held_width, yaw_now)
+        self.control.set_gripper(side, release or opening(held_width, w.spec.max_aperture, RELEASE_MARGIN), 0.5)
         self.held[side] = None
         self.control.follow(self._straight(side, at, after), speed_scale=0.5)
         self._withdraw(side)
@@ -1014,6 +1032,16 @@ class Skills:
             return self._fail(FailureCode.SLIPPED, f"{obj} does not rest on {support} after release (touches "
                               f"{', '.join(sorted(x or 'the floor' for x in w.contacts(obj))) or 'nothing'})")
         return self._ok(side=side, position=w.position(obj), lean=lean)
+
+    def _release_width(self, obj: str, side: str, tcp: np.ndarray, held_width: float,
+                       yaw: float) -> Optional[float]:
+        """How wide the fingers open to let go of the held ``obj`` with the TCP at ``tcp``: as wide
+        as they took it, or, where that would meet a neighbour, just enough to part from it
+        (``RELEASE_MARGIN``); None where a finger meets something either way."""
+        w = self.world
+        held = tuple(h for h in self.held.values() if h)
+        return next((opening(held_width, w.spec.max_aperture, margin) for margin in (OPEN_MARGIN, RELEASE_MARGIN)
+                     if in_the_way(w, obj, tcp, held_width, yaw, w.spec.max_aperture, held, margin) is None), None)
 
     def _lean(self, side: str) -> float:
         """How far (rad) the hand's approach axis leans from pointing straight down, as it is now."""
