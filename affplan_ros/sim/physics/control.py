@@ -18,6 +18,10 @@ TORSO_SPEED = 0.07        # m/s (Tiago's lift is about this slow; approximate)
 ARM_TOL = 0.06            # rad: tracking error above this after settling means something stopped the arm
 BASE_TOL = 0.04           # m
 YAW_TOL = 0.05            # rad
+# m and rad from its goal the base comes to rest within before a drive ends (at most BASE_SETTLE s):
+# the arm's plans start from where it stands; stopped 9 mm short, the base crept on while the arm
+# came down, and a finger with 5 mm of room beside an 8 cm roll of tape landed on it.
+BASE_STILL, YAW_STILL, BASE_SETTLE = 0.002, 0.005, 2.0
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,7 @@ class RobotControl:
         return self.aperture(side)
 
     # -- base ----------------------------------------------------------------------------------
-    def drive(self, path: Sequence[BasePose], settle: float = 1.0) -> MotionOutcome:
+    def drive(self, path: Sequence[BasePose], settle: float = BASE_SETTLE) -> MotionOutcome:
         """Drive the holonomic base along straight segments (turning while it translates)."""
         for goal in path:
             sx, sy, syaw = self.world.ctrl("base_x"), self.world.ctrl("base_y"), self.world.ctrl("base_yaw")
@@ -125,6 +129,6 @@ class RobotControl:
             pose = self.world.base_pose()
             err = ((pose.x - goal.x) ** 2 + (pose.y - goal.y) ** 2) ** 0.5
             yaw_err = abs(_wrap(pose.yaw - goal.yaw))
-            if err < BASE_TOL / 4 and yaw_err < YAW_TOL / 4:
+            if err < BASE_STILL and yaw_err < YAW_STILL:
                 break
         return MotionOutcome(err < BASE_TOL and yaw_err < YAW_TOL, max(err, yaw_err), "base")
