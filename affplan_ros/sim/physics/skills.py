@@ -427,6 +427,10 @@ class Skills:
             free = [side]
         if not free:
             return self._fail(FailureCode.HAND_FULL, "both hands are full")
+        # The grasp is planned from where the base stands: a drive ends within 1 cm of its goal,
+        # and a base still creeping there carries the hand that far off (a finger with 5 mm of
+        # room beside a roll of tape landed on it).
+        self.control.come_to_rest()
         candidates = self.grasp_candidates(obj)
         width, target = candidates[0][0].width, candidates[0][0].target
         if is_flat_and_wide(self, obj, width):
