@@ -124,15 +124,20 @@ class RobotControl:
         err, yaw_err = self._settle_base(goal, settle, BASE_TOL / 4, YAW_TOL / 4)
         return MotionOutcome(err < BASE_TOL and yaw_err < YAW_TOL, max(err, yaw_err), "base")
 
-    def come_to_rest(self, seconds: float = 2.0) -> bool:
-        """Wait (at most ``seconds``) until the base is within ``BASE_STILL`` of its set-point: a
-        drive ends within 1 cm of it, and the base creeps on the rest of the way."""
-        goal = BasePose(self.world.ctrl("base_x"), self.world.ctrl("base_y"), self.world.ctrl("base_yaw"))
-        err, yaw_err = self._off(goal)
-        if err < BASE_STILL and yaw_err < YAW_STILL:
-            return True
-        err, yaw_err = self._settle_base(goal, seconds, BASE_STILL, YAW_STILL)
+    def at_rest(self) -> bool:
+        """Whether the base is within ``BASE_STILL`` / ``YAW_STILL`` of its set-point."""
+        err, yaw_err = self._off(self._base_set_point())
         return err < BASE_STILL and yaw_err < YAW_STILL
+
+    def come_to_rest(self, seconds: float = 2.0) -> bool:
+        """Wait (at most ``seconds``) until the base is at rest at its set-point: a drive ends
+        within 1 cm of it, and the base creeps on the rest of the way."""
+        if not self.at_rest():
+            self._settle_base(self._base_set_point(), seconds, BASE_STILL, YAW_STILL)
+        return self.at_rest()
+
+    def _base_set_point(self) -> BasePose:
+        return BasePose(self.world.ctrl("base_x"), self.world.ctrl("base_y"), self.world.ctrl("base_yaw"))
 
     def _settle_base(self, goal: BasePose, seconds: float, tol: float, yaw_tol: float) -> tuple[float, float]:
         """Step until the base is within ``tol`` / ``yaw_tol`` of ``goal`` (at most ``seconds``)."""

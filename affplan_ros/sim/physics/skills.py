@@ -104,6 +104,7 @@ STAND_TURNS = (0.0, 0.5, -0.5, 0.9, -0.9)
 STAND_TURNS_WIDE = (1.2, -1.2)
 STAND_BACK = (0.0, 0.15)    # m further back than usual: a thing close to the base folds the arm, its elbow up
 STAND_REACH = 0.55          # m from the shoulder to the wrist the standing places nearest it are tried first
+TIGHT = 0.0075           # m of room beside each open finger under which a grasp waits for the base to rest
 LEANS = (0.35, 0.6)      # rad a hand pointing down may lean forward to reach further (wrist pitch allows ~0.8)
 
 
@@ -427,11 +428,13 @@ class Skills:
             free = [side]
         if not free:
             return self._fail(FailureCode.HAND_FULL, "both hands are full")
-        # The grasp is planned from where the base stands: a drive ends within 1 cm of its goal,
-        # and a base still creeping there carries the hand that far off (a finger with 5 mm of
-        # room beside a roll of tape landed on it).
-        self.control.come_to_rest()
         candidates = self.grasp_candidates(obj)
+        if self._tight(candidates[0][0]) and not self.control.at_rest():
+            # Planned from where the base stands: a drive ends within 1 cm of its goal, and a base
+            # still creeping there carries the hand along (a finger with 5 mm of room beside a
+            # roll of tape came down on it). Where the fingers have that little room, it waits.
+            self.control.come_to_rest()
+            candidates = self.grasp_candidates(obj)
         width, target = candidates[0][0].width, candidates[0][0].target
         if is_flat_and_wide(self, obj, width):
             return edge_grasp(self, obj, source, free)    # a book: slid to the edge, taken by it
@@ -487,6 +490,11 @@ class Skills:
                               f"the hand rose {hand * 100:.1f}; {len(touching)} of 2 fingers touch it)", risen=risen)
         self.held[side] = obj
         return self._ok(side=side, risen=risen, aperture=self.control.aperture(side))
+
+    def _tight(self, grasp: Grasp) -> bool:
+        """Whether the open fingers have less than ``TIGHT`` of room on either side of ``grasp``'s
+        object (an 8 cm roll of tape or an apple in the 9 cm gripper: 5 mm)."""
+        return (opening(grasp.spread, self.world.spec.max_aperture) - grasp.width) / 2 < TIGHT
 
     def _find_grasp(self, obj: str, candidates: list[tuple[Grasp, list[float]]], free: list[str],
                     base: Optional[BasePose] = None) -> Optional[tuple[str, Grasp, tuple[dict, dict, dict]]]:
