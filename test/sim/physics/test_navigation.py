@@ -36,4 +36,3 @@ def test_a_path_keeps_the_wider_berth_asked_for_from_a_person_and_the_goal_stays
     assert _closest(world, plain, start, "human0") < RADIUS + 0.15 - 0.02
     assert _closest(world, wide, start, "human0") >= RADIUS + 0.15 - 0.02
     assert segment_clear(world, (start.x, start.y), (goal.x, goal.y), RADIUS, wider={"human0": 0.15}) == "human0"
-
