@@ -18,6 +18,7 @@ TORSO_SPEED = 0.07        # m/s (Tiago's lift is about this slow; approximate)
 ARM_TOL = 0.06            # rad: tracking error above this after settling means something stopped the arm
 BASE_TOL = 0.04           # m
 YAW_TOL = 0.05            # rad
+BASE_STILL, YAW_STILL = 0.002, 0.005   # m, rad from its set-point within which the base is at rest
 
 
 @dataclass(frozen=True)
@@ -120,11 +121,33 @@ class RobotControl:
                 self.world.set_ctrl("base_yaw", syaw + s * dyaw)
                 self.world.step(self.steps_per_update)
         goal = path[-1]
-        for _ in range(max(1, int(settle / CONTROL_PERIOD))):
-            self.world.step(self.steps_per_update)
-            pose = self.world.base_pose()
-            err = ((pose.x - goal.x) ** 2 + (pose.y - goal.y) ** 2) ** 0.5
-            yaw_err = abs(_wrap(pose.yaw - goal.yaw))
-            if err < BASE_TOL / 4 and yaw_err < YAW_TOL / 4:
-                break
+        err, yaw_err = self._settle_base(goal, settle, BASE_TOL / 4, YAW_TOL / 4)
         return MotionOutcome(err < BASE_TOL and yaw_err < YAW_TOL, max(err, yaw_err), "base")
+
+    def at_rest(self) -> bool:
+        """Whether the base is within ``BASE_STILL`` / ``YAW_STILL`` of its set-point."""
+        err, yaw_err = self._off(self._base_set_point())
+        return err < BASE_STILL and yaw_err < YAW_STILL
+
+    def come_to_rest(self, seconds: float = 2.0) -> bool:
+        """Wait (at most ``seconds``) until the base is at rest at its set-point: a drive ends
+        within 1 cm of it, and the base creeps on the rest of the way."""
+        if not self.at_rest():
+            self._settle_base(self._base_set_point(), seconds, BASE_STILL, YAW_STILL)
+        return self.at_rest()
+
+    def _base_set_point(self) -> BasePose:
+        return BasePose(self.world.ctrl("base_x"), self.world.ctrl("base_y"), self.world.ctrl("base_yaw"))
+
+    def _settle_base(self, goal: BasePose, seconds: float, tol: float, yaw_tol: float) -> tuple[float, float]:
+        """Step until the base is within ``tol`` / ``yaw_tol`` of ``goal`` (at most ``seconds``)."""
+        for _ in range(max(1, int(seconds / CONTROL_PERIOD))):
+            self.world.step(self.steps_per_update)
+            err, yaw_err = self._off(goal)
+            if err < tol and yaw_err < yaw_tol:
+                break
+        return err, yaw_err
+
+    def _off(self, goal: BasePose) -> tuple[float, float]:
+        pose = self.world.base_pose()
+        return ((pose.x - goal.x) ** 2 + (pose.y - goal.y) ** 2) ** 0.5, abs(_wrap(pose.yaw - goal.yaw))

@@ -52,6 +52,10 @@ OPEN_MARGIN = 0.025
 # much wider to either side, the far one comes down as close by as ever, and closing, it pushes the
 # thing in between the pads (a parallel gripper centres what it closes on).
 OFF_CENTRE = 0.015
+# m the fingers open wider than what they hold to let go of it where the full ``OPEN_MARGIN`` would
+# meet a neighbour (a fork set down 2.75 cm behind a knife on a plate): parting 5 mm from it on
+# either side frees it, as a person's fingers barely open to set a fork down beside a knife.
+RELEASE_MARGIN = 0.01
 
 
 @dataclass(frozen=True)
@@ -218,24 +222,26 @@ def closing(grasp: Grasp, mass: float) -> float:
     return max(grasp.width - THIN_SQUEEZE, 1e-4) if grasp.kind == "top" and mass < LIGHT else 0.0
 
 
-def opening(width: float, max_aperture: float) -> float:
+def opening(width: float, max_aperture: float, margin: float = OPEN_MARGIN) -> float:
     """How wide the fingers open to take (or let go of) something ``width`` across."""
-    return min(max_aperture, width + OPEN_MARGIN)
+    return min(max_aperture, width + margin)
 
 
 def in_the_way(world: PhysicsWorld, obj: str, target: np.ndarray, width: float, yaw: float, max_aperture: float,
-               ignore: tuple[str, ...] = ()) -> Optional[str]:
+               ignore: tuple[str, ...] = (), open_margin: float = OPEN_MARGIN) -> Optional[str]:
     """What a finger would come down on or close onto, taking ``obj`` (``width`` across the
     fingers) with the TCP at ``target`` and the fingers closing along ``yaw``, or opening there to
     let go of it (None: room for both fingers). Each pad's path is sampled: its footprint from the
-    open position (``opening``) in to the object, from ``COLUMN`` above down to its tip."""
+    open position (``opening`` by ``open_margin``) in to the object, from ``COLUMN`` above down
+    to its tip."""
     d = np.array([cos(yaw), sin(yaw)])
     t = np.array([-d[1], d[0]])
     low, high = target[2] - PAD_HALF[0], target[2] + COLUMN
     inner = width / 2 + 0.004
 
     def pad_paths(margin: float) -> list[np.ndarray]:
-        outer, side = opening(width, max_aperture) / 2 + 2 * PAD_HALF[1] + margin, PAD_HALF[2] + margin
+        outer = opening(width, max_aperture, open_margin) / 2 + 2 * PAD_HALF[1] + margin
+        side = PAD_HALF[2] + margin
         return [target[:2] + sign * a * d + b * t
                 for sign in (1.0, -1.0) for a in np.linspace(inner, outer, 5) for b in (-side, 0.0, side)]
 

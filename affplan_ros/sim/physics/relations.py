@@ -85,10 +85,15 @@ def _held(world: PhysicsWorld, skills: Skills, obj: str, touching: dict[str, set
 
 
 def _container_of(world: PhysicsWorld, skills: Skills, obj: str) -> Optional[str]:
-    """The innermost container (smallest inner floor) whose inner volume holds ``obj``'s centre."""
+    """The innermost container (smallest inner floor) whose inner volume holds ``obj``'s centre;
+    a carryable one only if ``obj`` fits into it (a fork lying under a spoon's bowl is not in the
+    spoon, as the planner's ``fits`` has it)."""
     best, area = None, float("inf")
+    props = world.things[obj].props
     for name, thing in world.things.items():
         if name == obj or thing.kind not in (ThingKind.FURNITURE, ThingKind.OBJECT):
+            continue
+        if thing.kind == ThingKind.OBJECT and props is not None and not props.fits_into(thing.props):
             continue
         if not world.has_site(thing.inner_site) or not skills.inside(obj, name):
             continue

@@ -41,7 +41,17 @@ from affplan_ros.sim.physics.arm_paths import MAX_CHECKS, ArmPathPlanner
 from affplan_ros.sim.physics.bodies import handle_parts, object_geometry, round_well
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
 from affplan_ros.sim.physics.edge_grasp import edge_grasp, edge_place_poses, held_by_edge, is_flat_and_wide
-from affplan_ros.sim.physics.grasps import Grasp, arm_in_the_way, closing, grasp_points, in_the_way, off_centre, opening
+from affplan_ros.sim.physics.grasps import (
+    OPEN_MARGIN,
+    RELEASE_MARGIN,
+    Grasp,
+    arm_in_the_way,
+    closing,
+    grasp_points,
+    in_the_way,
+    off_centre,
+    opening,
+)
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
 from affplan_ros.sim.physics.rims import dish_spots, drop_points, first_plan
@@ -108,6 +118,7 @@ STAND_REACH = 0.55          # m from the shoulder to the wrist the standing plac
 STAND_SIDE_ON = (1.65, -1.65)
 STAND_CLOSER = 0.03         # m nearer than usual a side-on base may stand (its driving clearance still kept)
 SIDE_ON_LIMIT = 4
+TIGHT = 0.0075           # m of room beside each open finger under which a grasp waits for the base to rest
 LEANS = (0.35, 0.6)      # rad a hand pointing down may lean forward to reach further (wrist pitch allows ~0.8)
 
 
@@ -494,6 +505,12 @@ class Skills:
         if not free:
             return self._fail(FailureCode.HAND_FULL, "both hands are full")
         candidates = self.grasp_candidates(obj)
+        if self._tight(candidates[0][0]) and not self.control.at_rest():
+            # Planned from where the base stands: a drive ends within 1 cm of its goal, and a base
+            # still creeping there carries the hand along (a finger with 5 mm of room beside a
+            # roll of tape came down on it). Where the fingers have that little room, it waits.
+            self.control.come_to_rest()
+            candidates = self.grasp_candidates(obj)
         width, target = candidates[0][0].width, candidates[0][0].target
         if is_flat_and_wide(self, obj, width):
             return edge_grasp(self, obj, source, free)    # a book: slid to the edge, taken by it
@@ -571,6 +588,11 @@ class Skills:
                               f"the hand rose {hand * 100:.1f}; {len(touching)} of 2 fingers touch it)", risen=risen)
         self.held[side] = obj
         return self._ok(side=side, risen=risen, aperture=self.control.aperture(side))
+
+    def _tight(self, grasp: Grasp) -> bool:
+        """Whether the open fingers have less than ``TIGHT`` of room on either side of ``grasp``'s
+        object (an 8 cm roll of tape or an apple in the 9 cm gripper: 5 mm)."""
+        return (opening(grasp.spread, self.world.spec.max_aperture) - grasp.width) / 2 < TIGHT
 
     def _find_grasp(self, obj: str, candidates: list[tuple[Grasp, list[float]]], free: list[str],
                     base: Optional[BasePose] = None) -> Optional[tuple[str, Grasp, tuple[dict, dict, dict]]]:
@@ -832,19 +854,27 @@ class Skills:
         return down + [tilted_rotation(r, heading, lean) for lean in leans for r, y in zip(down, yaws)
                        if any_lean or abs(np.sin(y - heading)) > 0.9]
 
-    def _holding_rotations(self, obj: str, side: str, point: np.ndarray, lean: bool = True) -> list[np.ndarray]:
+    def _holding_rotations(self, obj: str, side: str, point: np.ndarray, lean: bool = True,
+                           dropping: bool = False) -> list[np.ndarray]:
         """World rotations of a hand holding ``obj`` over ``point``: its finger yaw now, or turned
         half round when the object is held at its middle (held by a rim it would swing round
         with the hand); leaning forward too (unless not ``lean``), but a container is kept
-        upright (what is in it)."""
+        upright (what is in it), unless it is empty and ``dropping`` (let fall into a bin, it
+        lands as it will: a spoon, whose bowl makes it a container, over a box's rim)."""
         w = self.world
         if held_by_edge(self, side):    # a book held level by its edge: the hand stays level, turned to the spot
             return [horizontal_rotation(heading, fingers_vertical=True) for heading in self._headings(side, point)]
         yaw, tcp = self._tcp_yaw(side), w.site(f"{side}_tcp")[0]
         middle = np.linalg.norm((w.position(obj) - tcp)[:2]) < 0.03
-        upright = w.things[obj].props.inner is not None or not lean
+        upright = not lean or (w.things[obj].props.inner is not None and not (dropping and self._empty(obj)))
         return self._hand_rotations(side, point, [yaw, yaw + pi] if middle else [yaw], True,
                                     leans=() if upright else LEANS)
+
+    def _empty(self, container: str) -> bool:
+        """Whether nothing (no liquid, no object) is in ``container``."""
+        w = self.world
+        return not any(w.liquids.get(container, {}).values()) and not any(
+            self.inside(o, container) for o, t in w.things.items() if o != container and t.kind == ThingKind.OBJECT)
 
     def _headings(self, side: str, point: np.ndarray) -> list[float]:
         """Level-hand headings towards ``point``: from the shoulder, and the base's own heading."""
@@ -1049,7 +1079,7 @@ class Skills:
 
         def plan_over(point: np.ndarray) -> Optional[tuple[dict, dict, dict]]:
             return self._plan_descent(side, [(self._tcp_target(obj, side, r, point, rim, DROP_GAP), r)
-                                             for r in self._holding_rotations(obj, side, point)],
+                                             for r in self._holding_rotations(obj, side, point, dropping=True)],
                                       SHORT_APPROACH, SHORT_APPROACH)
 
         def plan_drop() -> Optional[tuple[dict, dict, dict]]:
@@ -1135,8 +1165,7 @@ class Skills:
             poses = [(self._tcp_target(obj, side, r, spot, surface, RELEASE_GAP), r)
                      for r in self._holding_rotations(obj, side, spot, lean)]
             # The fingers need room where they open, as where they close (a tall bucket beside the spot).
-            if in_the_way(w, obj, poses[0][0], held_width, yaw_now, w.spec.max_aperture,
-                          tuple(h for h in self.held.values() if h)) is not None:
+            if self._release_width(obj, side, poses[0][0], held_width, yaw_now) is None:
                 return None
             # Out of a box the hand rises PRE_GRASP, then goes back round its wall (_withdraw).
             return self._plan_descent(side, poses, PRE_GRASP, PRE_GRASP)
@@ -1163,7 +1192,8 @@ class Skills:
         if not out.ok:
             return self._blocked(out, f"lowering {obj} onto {support}")
         lean = self._lean(side)
-        self.control.set_gripper(side, opening(held_width, w.spec.max_aperture), 0.5)
+        release = self._release_width(obj, side, w.site(f"{side}_tcp")[0], held_width, yaw_now)
+        self.control.set_gripper(side, release or opening(held_width, w.spec.max_aperture, RELEASE_MARGIN), 0.5)
         self.held[side] = None
         self.control.follow(self._straight(side, at, after), speed_scale=0.5)
         self._withdraw(side)
@@ -1173,6 +1203,16 @@ class Skills:
             return self._fail(FailureCode.SLIPPED, f"{obj} does not rest on {support} after release (touches "
                               f"{', '.join(sorted(x or 'the floor' for x in w.contacts(obj))) or 'nothing'})")
         return self._ok(side=side, position=w.position(obj), lean=lean)
+
+    def _release_width(self, obj: str, side: str, tcp: np.ndarray, held_width: float,
+                       yaw: float) -> Optional[float]:
+        """How wide the fingers open to let go of the held ``obj`` with the TCP at ``tcp``: as wide
+        as they took it, or, where that would meet a neighbour, just enough to part from it
+        (``RELEASE_MARGIN``); None where a finger meets something either way."""
+        w = self.world
+        held = tuple(h for h in self.held.values() if h)
+        return next((opening(held_width, w.spec.max_aperture, margin) for margin in (OPEN_MARGIN, RELEASE_MARGIN)
+                     if in_the_way(w, obj, tcp, held_width, yaw, w.spec.max_aperture, held, margin) is None), None)
 
     def _lean(self, side: str) -> float:
         """How far (rad) the hand's approach axis leans from pointing straight down, as it is now."""
