@@ -54,7 +54,6 @@ class ObjectProperties:
         opening, depth = sorted(container.inner[:2]), container.inner[2]
         return small[0] <= opening[0] and small[1] <= opening[1] and longest <= STICK_OUT * depth
 
-
     def too_wide_for(self, support: "ObjectProperties") -> bool:
         """Whether this object is too wide to stand on ``support`` (an object, not furniture): its
         footprint, narrow side against narrow side, is larger than the support's, so it would rest

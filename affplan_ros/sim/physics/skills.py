@@ -257,10 +257,8 @@ class Skills:
         furniture without sweeping anything off it."""
         targets: dict[str, float] = {TORSO_JOINT: HOME_TORSO}
         if two_hands.both_hands(self):
-            targets.update(two_hands.carry_joints(self) or {})
+            return self.control.follow([{**targets, **(two_hands.carry_joints(self) or {})}])
         for side in ARM_SIDES:
-            if two_hands.both_hands(self):
-                break
             if self.held[side] is None:
                 targets.update(zip(arm_joints(side), home_arm(side, self.world.spec)))
                 continue
@@ -401,8 +399,7 @@ class Skills:
                 hand = w.to_base_frame(w.site(f"{side}_tcp")[0])
                 reach = max(reach, float(np.hypot(local[:, 0], local[:, 1]).max()),
                             float(np.hypot(hand[0], hand[1])) + HAND_HALF_WIDTH)
-        elbows = two_hands.elbow_discs(self, 0.0) * bool(two_hands.both_hands(self))
-        return max([reach] + [float(np.hypot(x, y)) + r for x, y, r in elbows])
+        return max([reach] + [float(np.hypot(x, y)) + r for x, y, r in two_hands.elbow_discs(self, 0.0)])
 
     def _carrying_path(self, start: BasePose, goal: BasePose, radius: float,
                        among: list[str]) -> Optional[list[BasePose]]:
@@ -460,7 +457,7 @@ class Skills:
             centre = w.to_base_frame(w.position(obj))[:2]
             r = max(float(np.hypot(*(local - centre).T).max()), float(np.hypot(*(hand - centre))) + HAND_HALF_WIDTH)
             out.append((float(centre[0]), float(centre[1]), r + CARRIED_ROOM))
-        return out + two_hands.elbow_discs(self, CARRIED_ROOM) * bool(two_hands.both_hands(self))
+        return out + two_hands.elbow_discs(self, CARRIED_ROOM)
 
     def _tall_obstacles(self) -> list[str]:
         """The obstacles (``world.obstacles`` names) that stand as high as things are carried:

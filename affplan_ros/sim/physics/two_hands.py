@@ -121,8 +121,11 @@ def _starts(sk: "Skills", seed: dict, fresh: bool) -> list[dict]:
 
 
 def elbow_discs(sk: "Skills", room: float) -> list[tuple[float, float, float]]:
-    """Both elbows as discs (base frame x, y, radius): holding something between the hands, an
-    elbow may stand out beside the base (it hit an open fridge door as the base turned)."""
+    """Both elbows as discs (base frame x, y, radius) while something is held between the hands
+    (an elbow may then stand out beside the base: it hit an open fridge door as the base turned);
+    none otherwise."""
+    if both_hands(sk) is None:
+        return []
     joints = sk.control.joints()
     return [(float(e[0]), float(e[1]), ELBOW_RADIUS + room)
             for e in (sk.ik.elbow(side, joints) for side in ARM_SIDES)]
