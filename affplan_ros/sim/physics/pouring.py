@@ -33,6 +33,11 @@ ABOVE_RIM = 0.04                 # m between the target's rim and the source's m
 POUR_HEIGHTS = (0.04, 0.07, 0.10, 0.13)
 HIGHER_POURS = (0.16, 0.19)      # m, tried where none lower is reached (a bottle over a watering can's handle)
 TILTS = (1.75, 1.45, 2.05)      # rad the source is tilted (about 100, 83 and 117 degrees)
+# rad a watering can is tipped forward: its spout, rising from the front of its body, pours once
+# its tip is below the water in the body, at about 30 degrees; tipped as far as a bottle, its
+# 40 cm body went down into the bucket it poured into and met the floor beyond.
+SPOUT_TILTS = (0.7, 0.55, 0.9)
+SPOUT_DOWN = 0.3                # the least downward slope (sine) of a tipped watering can's length
 # Fraction of full speed the arm brings the source over the target at: at full speed the servos
 # lag the joint path by up to 0.04 rad (3 cm at the hand), more than the planner's 1 cm clearance
 # (measured: a bottle's bottom brushed a watering can's top edge and tipped it over).
@@ -114,10 +119,14 @@ def _pour(sk: Skills, source: str, content: str, target: str, liquid: bool) -> S
 
 
 def _mouth(sk: Skills, source: str) -> np.ndarray:
-    """The centre of the source's opening (its top, along its own up axis), world frame."""
+    """Where the poured thing leaves the source, world frame: the centre of its opening (its top,
+    along its own up axis); a watering can's spout tip (the top of its front end, its local +x:
+    the handle is near the back)."""
     w = sk.world
-    half = object_geometry(w.things[source].props).half
-    return w.position(source) + w.rotation(source)[:, 2] * half[2]
+    props = w.things[source].props
+    half = object_geometry(props).half
+    spout = half[0] if props.top_handle is not None else 0.0
+    return w.position(source) + w.rotation(source) @ np.array([spout, 0.0, half[2]])
 
 
 def _mouth_in_hand(sk: Skills, side: str, source: str) -> np.ndarray:
@@ -179,15 +188,23 @@ def _tilt_search(sk: Skills, side: str, source: str, target: str, heights: tuple
     height = 2 * object_geometry(w.things[source].props).half[2]
     seed = sk.control.joints()
     # About the axis across the fingers' closing direction: about the closing axis itself the
-    # source would pivot between the pads instead of tilting (which the physics shows).
-    axis = rot[:, 2]
+    # source would pivot between the pads instead of tilting (which the physics shows). But a
+    # thing held by the bar of a handle over its top (a watering can) is tilted about the closing
+    # axis, along the bar, as a person tips one: its weight hangs straight under the bar, and the
+    # pads along the bar hold it from turning, whereas about the bar's own axis its weight rolls
+    # the bar between the pads and forces them apart (measured: it turned out of the grip).
+    spout = w.things[source].props.top_handle is not None
+    axis = rot[:, 1] if spout else rot[:, 2]
+    length_in_hand = rot.T @ w.rotation(source)[:, 0]
     first: Optional[TiltPlan] = None
     for centre in _aims(sk, target):
         uprights: dict[float, list[dict[str, float]]] = {}
         for above in heights:
             over = np.array([centre[0], centre[1], rim + above])
-            for angle in TILTS:
+            for angle in SPOUT_TILTS if spout else TILTS:
                 for sign in (1.0, -1.0):
+                    if spout and (_rotation(axis, sign * angle) @ rot @ length_in_hand)[2] > -SPOUT_DOWN:
+                        continue            # the spout's end tipped up, not down
                     if sign not in uprights:
                         uprights[sign] = _uprights(sk, side, base, rot, axis, sign, mouth_local,
                                                    np.array([centre[0], centre[1], rim + ABOVE_RIM]), height, seed,

@@ -30,7 +30,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from enum import Enum
-from math import asin, atan2, hypot, pi, sin
+from math import asin, atan2, cos, hypot, pi, sin
 from typing import Callable, Mapping, Optional, Sequence, TypeVar
 
 import mujoco
@@ -38,7 +38,7 @@ import numpy as np
 
 from affplan_ros.sim.physics import two_hands
 from affplan_ros.sim.physics.arm_paths import MAX_CHECKS, ArmPathPlanner
-from affplan_ros.sim.physics.bodies import handle_parts, object_geometry, round_well
+from affplan_ros.sim.physics.bodies import handle_parts, object_geometry, round_well, vertical_half
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
 from affplan_ros.sim.physics.edge_grasp import edge_grasp, edge_place_poses, held_by_edge, is_flat_and_wide
 from affplan_ros.sim.physics.grasps import (
@@ -79,6 +79,8 @@ HAND_HALF_WIDTH = 0.06   # m: a carrying hand's palm and fingers round its TCP
 CARRIED_ROOM = 0.03      # m kept between what is carried and a person or a tall thing on the way
 DISC_MIN = 0.05          # m: the least half width of the discs a long carried thing is covered by (few discs)
 TALL = 1.0               # m: furniture higher than this stands as high as what is carried (1.2 m)
+CARRIED_ABOVE = 0.03     # m a carried thing's bottom is kept above lower furniture and what stands on it
+BACK_OUT = (0.1, 0.2, 0.3)   # m the base backs straight out, in turn, where no path keeps a carried thing clear
 PERSON_STANDOFF = 0.15   # m further from a person than from furniture the base stops (within 0.8 m: 'at' them)
 CARRY = (0.30, 0.22, 1.20)   # base-frame TCP position of a hand carrying something (y mirrored per side)
 # rad a long thing carried across the front is turned, its far end forward, in turn: the other
@@ -239,6 +241,8 @@ class Skills:
         path = plan_base_path(self.world, start, goal, radius, wider=tall) if more > 0 and tall else None
         if path is None and more > 0 and tall:
             path = self._carrying_path(start, goal, radius, list(tall))
+        if path is None and more > 0 and tall:
+            path = self._backing_out(start, goal, radius, tall)
         path = path or plan_base_path(self.world, start, goal, radius)
         if path is None:
             hit = segment_clear(self.world, (goal.x, goal.y), (goal.x, goal.y), radius)
@@ -289,7 +293,10 @@ class Skills:
         sideways lifts it no higher), it goes round on a planned path: held by its handle it does
         not roll, and straight, its 1.2 m swept a paper towel and the watering can off the counter."""
         obj = self.held[side]
-        long = obj is not None and is_long(self.world.things[obj].props)
+        # (so is a thing that hangs from a handle over its top, a watering can: it cannot roll
+        # over between the pads, and lifted three times its body still swept a pot beside it)
+        long = obj is not None and (is_long(self.world.things[obj].props)
+                                    or self.world.things[obj].props.top_handle is not None)
         for _ in range(CARRY_LIFTS_LONG if long else CARRY_LIFTS):
             start = self.control.joints()
             if self.paths.straight_clear(side, start, {**start, **carry}, held=obj) is not False:
@@ -461,16 +468,69 @@ class Skills:
 
     def _tall_obstacles(self) -> list[str]:
         """The obstacles (``world.obstacles`` names) that stand as high as things are carried:
-        people, the leaves of open doors, furniture taller than ``TALL``."""
+        people, the leaves of open doors, furniture taller than ``TALL``, and lower furniture
+        where it, or what stands on it, reaches up to ``CARRIED_ABOVE`` below the bottom of what
+        is carried (a 40 cm watering can hanging from its top handle, driven off along the
+        counter it was taken from, swept into a paper towel roll standing there)."""
         out = []
+        bottom = self._carried_bottom()
+        reaching = self._standing_tops() if bottom is not None else {}
         for name, thing in self.world.things.items():
             if thing.placement is None:
                 continue
             if thing.kind == ThingKind.AGENT or (thing.geometry is not None and thing.geometry.height > TALL):
                 out.append(name)
+            elif bottom is not None and thing.geometry is not None \
+                    and max(thing.geometry.height, reaching.get(name, 0.0)) + CARRIED_ABOVE > bottom:
+                out.append(name)
             if thing.joint.endswith("/hinge") and self.world.qpos(thing.joint) >= 0.01:
                 out.append(f"{name} (open)")
         return out
+
+    def _carried_bottom(self) -> Optional[float]:
+        """The world height of the lowest point of what the hands hold (None: they hold nothing,
+        or only a long thing, which is carried level across the front, clear of the counters)."""
+        w = self.world
+        held = [o for o in self.held.values() if o is not None and not is_long(w.things[o].props)]
+        if not held:
+            return None
+        return min(float(w.position(o)[2]) - vertical_half(w.things[o].props, w.rotation(o)) for o in held)
+
+    def _standing_tops(self) -> dict[str, float]:
+        """For each piece of furniture no higher than ``TALL``, the highest top of the things
+        standing within its footprint above it. From the bodies' positions alone: a contact query
+        runs a forward pass that wakes sleeping bodies, and the simulation then goes on from a
+        different state (measured: a screw's grasp three steps later came out otherwise)."""
+        w, out = self.world, {}
+        low = [(n, t) for n, t in w.things.items() if t.kind == ThingKind.FURNITURE and t.placement is not None
+               and t.geometry is not None and t.geometry.height <= TALL]
+        for name, thing in w.things.items():
+            if thing.kind != ThingKind.OBJECT or self.holding(name):
+                continue
+            at = w.position(name)
+            top = float(at[2]) + vertical_half(thing.props, w.rotation(name))
+            for support, piece in low:
+                if top > piece.geometry.height and piece.placement.distance(at[0], at[1]) <= 0.0:
+                    out[support] = max(out.get(support, 0.0), top)
+        return out
+
+    def _backing_out(self, start: BasePose, goal: BasePose, radius: float,
+                     tall: Mapping[str, float]) -> Optional[list[BasePose]]:
+        """Where the base stands too close to what the carried things must keep clear of for any
+        path from there (it has just taken something from that counter), straight back first,
+        ``BACK_OUT`` at a time, as a person steps back from a counter before turning away with
+        what they took, then a path that keeps clear; None if none does."""
+        c, s_ = cos(start.yaw), sin(start.yaw)
+        for d in BACK_OUT:
+            back = BasePose(start.x - d * c, start.y - d * s_, start.yaw)
+            if segment_clear(self.world, (start.x, start.y), (back.x, back.y), radius) is not None:
+                break
+            if segment_clear(self.world, (back.x, back.y), (back.x, back.y), radius, wider=tall) is not None:
+                continue
+            rest = plan_base_path(self.world, back, goal, radius, wider=tall)
+            if rest is not None:
+                return [back] + rest
+        return None
 
     # -- grasp ---------------------------------------------------------------------------------
     def grasp(self, obj: str, source: Optional[str] = None, side: Optional[str] = None,

@@ -171,3 +171,28 @@ def test_a_bottle_held_at_its_neck_fills_the_watering_can_from_beside_it_and_the
     assert result.success, result.failure
     assert world.liquids["watering_can0"].get("water0", 0.0) > 0.0 and world.grips == {"watering_can0": "human0"}
     assert not any(world.touching_geoms("watering_can0", ex.skills._pads(s)) for s in ("l", "r"))
+
+
+def test_the_watering_can_is_carried_clear_of_the_counter_and_tipped_by_its_spout_into_the_bucket(shared_datasets):
+    """implicit#9 (clean_floor): the 40 cm watering can, hanging 22 cm from its top handle, is
+    taken from the counter beside a paper towel roll. Driven off along the counter at the usual
+    carry height, it swept into the roll and turned between the fingers; tipped like a bottle,
+    about the handle's bar, its weight rolled the bar out of the grip. Now the base backs out and
+    keeps the can clear of what stands on the counter, and the can is tipped forward about the
+    fingers' closing axis until its spout's tip is over the bucket on the floor."""
+    from affplan_ros.core.files.scene_io import load_scene
+    from affplan_ros.core.planning.planner import PlanStep
+    from affplan_ros.sim.physics.executor import PhysicsExecutor
+
+    scene = load_scene(shared_datasets / "autogpt_p" / "autogpt_p" / "data" / "evaluation" / "scenes"
+                       / "clean_floor.txt")
+    world = build_world(scene)
+    ex = PhysicsExecutor(scene, world=world)
+    towel = world.position("paper_towel0").copy()
+    plan = ["grasp robot0 watering_can0 counter0 counter0", "move robot0 counter0 bucket0",
+            "fill robot0 watering_can0 water0 bucket0 bucket0"]
+    result = ex.execute([PlanStep(t.split()[0], tuple(t.split()[2:]), t.split()[1]) for t in plan])
+    assert result.success, result.failure
+    assert world.liquids["bucket0"].get("water0", 0.0) > 0.0 and not world.liquids.get("watering_can0")
+    assert ex.skills.holding("watering_can0") and world.rotation("watering_can0")[2, 2] > 0.9   # upright in the hand
+    assert np.linalg.norm(world.position("paper_towel0") - towel) < 0.01                        # the roll untouched
