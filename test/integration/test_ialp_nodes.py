@@ -162,7 +162,8 @@ def test_grounding_off_the_cheapest_plan_takes_the_unreachable_cup(tmp_path, end
 
 def test_grounding_on_no_plan_takes_what_the_robot_cannot_reach(tmp_path, endpoint) -> None:
     endpoint.goals += [EITHER_CUP, "(:goal (inhand cup0 human0))"]
-    with graph(tmp_path, endpoint, grounding="on") as client:
+    # `grounding: on` in a YAML file (or `-p grounding:=on`) arrives as a boolean: it means on.
+    with graph(tmp_path, endpoint, grounding=True) as client:
         got = plan(client)
         assert got.success, got.message
         assert "cup0" not in " ".join(steps(got)) and steps(got)[-1] == "handover robot0 human0 cup1", steps(got)
@@ -212,6 +213,7 @@ def test_stepwise_takes_only_applicable_actions_of_the_scored_candidates(tmp_pat
     ({"stepwise_candidates": 50}, "stepwise_candidates must be <= 20 (got 50)"),
     ({"stepwise_fallback": "retry"}, "stepwise_fallback must be one of: planner, none (got 'retry')"),
     ({"grounding": "yes"}, "grounding must be one of: off, on (got 'yes')"),
+    ({"grounding": 3}, "grounding must be one of: off, on (got 3)"),
 ])
 def test_bad_ialp_parameters_stop_the_node_with_a_clear_error(tmp_path, endpoint, override, words) -> None:
     with pytest.raises(ValueError) as err:
