@@ -10,9 +10,10 @@ predicate the robot cannot compute (``confidence`` 0, ``source`` "unavailable: <
 """
 from __future__ import annotations
 
+import time
 from typing import Optional
 
-from affplan_ros.core.recovery.grounding import GroundingFacts
+from affplan_ros.core.recovery.grounding import FactGrounding, GroundingAnswer, GroundingFacts
 from affplan_ros.msg import Relation, SceneObservation
 from affplan_ros.nodes.base import call_service
 from affplan_ros.srv import Observe
@@ -58,3 +59,23 @@ class GroundingClient:
         if not got.success:
             return None, f"the robot's grounding failed: {got.message}"
         return facts_from_msg(got.observation), ""
+
+
+class LiveGrounding:
+    """A :class:`~affplan_ros.core.recovery.grounding.GroundingProvider` that asks the robot
+    (through ``client``, a :class:`GroundingClient`) at most once per ``max_age_s``: one
+    grounding of the domain asks about every predicate in a row. A robot that does not answer
+    makes every predicate not available, with the reason (the recovery loop reports it)."""
+
+    def __init__(self, client: GroundingClient, max_age_s: float = 1.0):
+        self.client, self.max_age_s = client, max_age_s
+        self._facts: Optional[GroundingFacts] = None
+        self._error, self._at = "", -1e9
+
+    def ground(self, predicate, candidates) -> GroundingAnswer:
+        if time.monotonic() - self._at > self.max_age_s:
+            self._facts, self._error = self.client.fetch()
+            self._at = time.monotonic()
+        if self._facts is None:
+            return GroundingAnswer(predicate.name, False, reason=f"{predicate.name}: {self._error}")
+        return FactGrounding(self._facts).ground(predicate, candidates)

@@ -509,7 +509,7 @@ def parse_locations(entries) -> dict[str, tuple[float, float, float]]:
 # IALP in the suite (docs/recovery.md): how a checked goal becomes a plan, and whether the
 # robot's grounding (which objects it can reach, grasp, see, put things on) constrains it.
 MAX_STEPWISE_CANDIDATES = 20
-IALP_PARAMS = (
+STEPWISE_PARAMS = (
     Param("planning_mode", "planner", "how a checked goal becomes a plan: planner (Fast Downward) or stepwise "
           "(IALP: one step at a time, the best applicable one of the model's candidates by log-probability)",
           choices=("planner", "stepwise")),
@@ -519,6 +519,8 @@ IALP_PARAMS = (
     Param("stepwise_fallback", "planner", "stepwise: when the step planner stops short of the goal (no "
           "log-probabilities, no applicable candidate, alert, a bound): planner (Fast Downward plans the same "
           "goal) or none (no plan; the reason is in the answer)", choices=("planner", "none")),
+)
+GROUNDING_PARAMS = (
     Param("grounding", "off", "on: ask the robot's grounding (reachable, graspable, detected, placeable) before "
           "planning; a plan never contains a step it says is infeasible. off: plan on the symbolic model alone",
           choices=("off", "on"), bool_words=("off", "on")),
@@ -526,6 +528,7 @@ IALP_PARAMS = (
           "hold, 0 do not; served by sim_world or a robot backend)"),
     Param("grounding_timeout_s", 10.0, "how long to wait for the robot's grounding, seconds", above=0),
 )
+IALP_PARAMS = STEPWISE_PARAMS + GROUNDING_PARAMS
 
 
 def check_ialp_params(p) -> None:

@@ -135,6 +135,21 @@ def plan(client, task: str = TASK, timeout: float = 60.0):
     return future.result()
 
 
+def live_grounding(client) -> set:
+    """Objects sim_world's grounding says are reachable, through the tool-selection node's provider."""
+    from rclpy.callback_groups import ReentrantCallbackGroup
+
+    from affplan_ros.clients.grounding import GroundingClient, LiveGrounding
+    from affplan_ros.core.recovery.grounding import load_grounding
+    from affplan_ros.srv import Observe
+
+    provider = LiveGrounding(GroundingClient(client, client.create_client(
+        Observe, "grounding", callback_group=ReentrantCallbackGroup())))
+    answer = provider.ground(load_grounding()["reachable"], [("cup0",), ("cup1",)])
+    assert answer.available, answer.reason
+    return {args[0] for args in answer.true}
+
+
 def steps(response) -> list[str]:
     return [" ".join([s.action, s.agent, *s.arguments]) for s in response.plan.steps]
 
@@ -170,6 +185,8 @@ def test_grounding_on_no_plan_takes_what_the_robot_cannot_reach(tmp_path, endpoi
         assert "not feasible: (reachable cup0)" in got.message, got.message
         # Only cup0 will do: no plan at all rather than one the robot cannot carry out.
         only = plan(client, "bring me the cup on the counter")
+        live = live_grounding(client)   # what the tool-selection node's learning replans ask
+    assert live == {"cup1"}, live
     assert not only.success and not only.plan.steps, steps(only)
     assert "unsolvable" in only.message or "no plan" in only.message, only.message
 
