@@ -506,6 +506,38 @@ def parse_locations(entries) -> dict[str, tuple[float, float, float]]:
     return poses
 
 
+# IALP in the suite (docs/recovery.md): how a checked goal becomes a plan, and whether the
+# robot's grounding (which objects it can reach, grasp, see, put things on) constrains it.
+MAX_STEPWISE_CANDIDATES = 20
+STEPWISE_PARAMS = (
+    Param("planning_mode", "planner", "how a checked goal becomes a plan: planner (Fast Downward) or stepwise "
+          "(IALP: one step at a time, the best applicable one of the model's candidates by log-probability)",
+          choices=("planner", "stepwise")),
+    Param("stepwise_candidates", 5, f"stepwise: K candidate next actions asked of the model per step "
+          f"(at most {MAX_STEPWISE_CANDIDATES})", minimum=1),
+    Param("stepwise_max_steps", 30, "stepwise: bound on the steps chosen for one goal", minimum=1),
+    Param("stepwise_fallback", "planner", "stepwise: when the step planner stops short of the goal (no "
+          "log-probabilities, no applicable candidate, alert, a bound): planner (Fast Downward plans the same "
+          "goal) or none (no plan; the reason is in the answer)", choices=("planner", "none")),
+)
+GROUNDING_PARAMS = (
+    Param("grounding", "off", "on: ask the robot's grounding (reachable, graspable, detected, placeable) before "
+          "planning; a plan never contains a step it says is infeasible. off: plan on the symbolic model alone",
+          choices=("off", "on"), bool_words=("off", "on")),
+    Param("grounding_service", "grounding", "the robot's grounding service (Observe: facts with confidence 1 "
+          "hold, 0 do not; served by sim_world or a robot backend)"),
+    Param("grounding_timeout_s", 10.0, "how long to wait for the robot's grounding, seconds", above=0),
+)
+IALP_PARAMS = STEPWISE_PARAMS + GROUNDING_PARAMS
+
+
+def check_ialp_params(p) -> None:
+    """The check on IALP_PARAMS a table cannot state (an upper bound)."""
+    if p.stepwise_candidates > MAX_STEPWISE_CANDIDATES:
+        raise ValueError(f"invalid parameters: stepwise_candidates must be <= {MAX_STEPWISE_CANDIDATES} "
+                         f"(got {p.stepwise_candidates})")
+
+
 # The language backend every LLM-using node shares.
 LLM_PARAMS = (
     Param("llm_base_url", "", "OpenAI-compatible endpoint ('' = AFFPLAN_LLM_BASE_URL; "

@@ -43,6 +43,9 @@ class Param:
     choices: tuple = ()
     nonempty: bool = False
     read_only: bool = True
+    # (false word, true word), e.g. ("off", "on"): YAML and `-p grounding:=on` read on/off as
+    # booleans, so a string parameter with these words also takes a boolean and means its word.
+    bool_words: tuple = ()
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "choices", tuple(self.choices))
@@ -79,11 +82,15 @@ class Param:
             return list(raw or [])
         if self.is_float and not self._type_problem(raw):
             return float(raw)
+        if self.bool_words and isinstance(raw, bool):
+            return self.bool_words[int(raw)]
         return raw
 
     def _type_problem(self, raw: Any) -> str:
         if self.is_float and (isinstance(raw, bool) or not isinstance(raw, (int, float))):
             return f"{self.name} must be a number (got {raw!r})"
+        if self.bool_words and not isinstance(raw, (str, bool)):
+            return f"{self.name} must be one of: {', '.join(self.bool_words)} (got {raw!r})"
         return ""
 
     def problem(self, raw: Any) -> str:
@@ -130,8 +137,9 @@ def _declare(node: Node, param: Param) -> Any:
     if isinstance(param.default, list) and not param.default:
         # rclpy would type an empty list as a byte array: declare the type, unset means empty.
         return node.declare_parameter(param.name, Parameter.Type.STRING_ARRAY, descriptor).value
-    if param.is_float:
-        # `-p time_scale:=0` arrives as an integer: accept any number where a float is meant.
+    if param.is_float or param.bool_words:
+        # `-p time_scale:=0` arrives as an integer: accept any number where a float is meant;
+        # `-p grounding:=on` arrives as a boolean: accept it where its word is meant.
         descriptor.dynamic_typing = True
     return node.declare_parameter(param.name, param.default, descriptor).value
 

@@ -12,6 +12,15 @@ The robot's model is ``capabilities_file`` (shared with the executor and tool se
 what the suite has learned (``knowledge_file``, LASP): the file is read again whenever it
 changed, so a precondition the tool-selection node learned is in the very next plan, and in
 every plan after a restart.
+
+IALP (``planning_mode``, ``grounding``; docs/recovery.md): with ``grounding`` on, the robot's
+grounding service (``grounding_service``: sim_world's ground truth, or a real robot's functions)
+is asked before every plan; its predicates guard the capabilities that need them and the facts
+it says are false (``reachable cup0``) make those steps impossible, so no plan contains them; a
+robot that does not answer means no plan (never a plan that ignores it). With ``planning_mode``
+stepwise, the checked goal is reached one step at a time from the model's K candidates scored by
+log-probability (core/recovery/stepwise_plan.py), only applicable ground actions taken; where it
+stops short, ``stepwise_fallback`` says whether Fast Downward plans instead.
 """
 from __future__ import annotations
 
@@ -27,11 +36,13 @@ from affplan_ros.msg import Plan
 from affplan_ros.nodes.base import (
     AGENT_PARAMS,
     CAPABILITY_PARAMS,
+    IALP_PARAMS,
     KNOWLEDGE_PARAMS,
     LLM_PARAMS,
     WarmUp,
     agent_profiles,
     background_log,
+    check_ialp_params,
     llm_config,
     load_capabilities,
     load_robot_model,
@@ -42,7 +53,7 @@ from affplan_ros.nodes.base import (
 )
 from affplan_ros.nodes.convert_memory import steps_to_msg
 from affplan_ros.nodes.params import Param, declare_params
-from affplan_ros.srv import GetMemory, PlanTask
+from affplan_ros.srv import GetMemory, Observe, PlanTask
 
 PARAMS = (
     Param("goal_rounds", 10, "bound on LLM answers per goal (self-correction rounds)", minimum=1),
@@ -58,7 +69,10 @@ PARAMS = (
 class PlanningNode(Node):
     def __init__(self) -> None:
         super().__init__("planning")
-        p = declare_params(self, PARAMS + AGENT_PARAMS + CAPABILITY_PARAMS + KNOWLEDGE_PARAMS + LLM_PARAMS)
+        p = declare_params(self, PARAMS + AGENT_PARAMS + CAPABILITY_PARAMS + KNOWLEDGE_PARAMS + LLM_PARAMS
+                           + IALP_PARAMS)
+        check_ialp_params(p)
+        self.ialp = p
         self.goal_rounds, self.time_limit, self.mode = p.goal_rounds, p.plan_time_limit_s, p.plan_mode
         self.semantic, self.max_seconds = p.semantic_check, p.max_seconds
         self.profiles = agent_profiles(p)
@@ -69,8 +83,16 @@ class PlanningNode(Node):
         self._oam_file = p.oam_file
         self._memory = MemoryClient(self, self.create_client(GetMemory, p.memory_service,
                                                             callback_group=ReentrantCallbackGroup()))
+        self._grounding = None
+        if p.grounding == "on":
+            from affplan_ros.clients.grounding import GroundingClient
+
+            self._grounding = GroundingClient(self, self.create_client(Observe, p.grounding_service,
+                                                                      callback_group=ReentrantCallbackGroup()),
+                                              timeout=p.grounding_timeout_s)
         serve(self, PlanTask, "plan_task", self._on_plan, MutuallyExclusiveCallbackGroup())
         self._llm_problem = ""
+        self._backend = None
         self.goal_loop = None
         self._warm = WarmUp(self, self._warm_up)
 
@@ -86,10 +108,11 @@ class PlanningNode(Node):
 
             checker = SemanticChecker()
         backend, why = make_language_backend(self.llm_config, self.oam)
-        self._llm_problem = why
+        self._llm_problem, self._backend = why, backend
         self.goal_loop = GoalLoop(backend.model, GoalPromptBuilder(), checker, max_rounds=self.goal_rounds) \
             if backend else None
-        background_log(self, "info", f"planning: language backend: {backend.label if backend else why}")
+        background_log(self, "info", f"planning: language backend: {backend.label if backend else why}; "
+                                     f"planning_mode {self.ialp.planning_mode}, grounding {self.ialp.grounding}")
         import affplan_ros.core.planning.planner  # noqa: F401 - Fast Downward's modules, now rather than at the first task
 
     def _on_plan(self, request, response):
@@ -109,14 +132,23 @@ class PlanningNode(Node):
         if memory is None:
             response.success, response.message = False, error
             return response
-        attempt, learned = self._plan(task, request.partial, memory)
-        self._fill(response, attempt, request.partial)
+        facts = None
+        if self._grounding is not None:
+            facts, error = self._grounding.fetch()
+            if facts is None:  # grounding on means no plan that ignores it
+                response.success, response.message = False, f"grounding is on, but {error}"
+                self.get_logger().warn(response.message)
+                return response
+        attempt, learned, notes, solver = self._plan(task, request.partial, memory, facts)
+        self._fill(response, attempt, request.partial, solver)
+        if notes:
+            response.message += " | " + " | ".join(notes)
         response.learned = learned
         self.get_logger().info(f"{'partial ' if request.partial else ''}plan for {task[:200]!r}: "
                                f"{response.message} ({time.monotonic() - t0:.1f} s)")
         return response
 
-    def _plan(self, task: str, partial: bool, memory: Memory):
+    def _plan(self, task: str, partial: bool, memory: Memory, facts=None):
         from affplan_ros.core.agent.plan_tool import TaskPlanner
         from affplan_ros.core.agent.tool_loop import alternatives_context
         from affplan_ros.core.knowledge.capabilities import agents_for_scene
@@ -134,16 +166,40 @@ class PlanningNode(Node):
         scene = memory.scene()
         for rel in store.property_relations(scene):
             scene.add_relation(rel.predicate, *rel.args)
+        notes = []
+        if facts is not None:
+            from affplan_ros.core.recovery.grounding import FactGrounding, ground_domain
+
+            domain, scene, report = ground_domain(domain, scene, FactGrounding(facts))
+            notes.append(f"grounding: {report.text()}")
+            self.get_logger().info(notes[-1][:500])
+        request = memory.substitute(task)
+        solver = self._stepwise_solver(request) if self.ialp.planning_mode == "stepwise" else None
         planner = TaskPlanner(self.goal_loop, oam=self.oam, agents=agents_for_scene(scene, self.profiles),
-                              mode=self.mode, time_limit=self.time_limit, build_kwargs=planning_kwargs(domain))
-        attempt = planner.plan(memory.substitute(task), scene, partial=partial, context=alternatives_context(memory),
+                              mode=self.mode, time_limit=self.time_limit, build_kwargs=planning_kwargs(domain),
+                              solver=solver)
+        attempt = planner.plan(request, scene, partial=partial, context=alternatives_context(memory),
                                max_seconds=self.max_seconds)
+        if solver is not None and solver.last is not None:
+            notes.insert(0, solver.last.text())
         learned = [f"{p.action} requires {p.condition}" for p in store.preconditions]
         learned += [f"property {p.name}" for p in store.properties]
-        return attempt, learned
+        return attempt, learned, notes, solver
+
+    def _stepwise_solver(self, request: str):
+        """IALP's step planner on this node's language endpoint (K samples with log-probabilities)."""
+        from affplan_ros.core.recovery.stepwise_plan import StepwiseSolver
+        from affplan_ros.llm.recovery_prompting import LogprobSampler, StepPromptBuilder
+
+        client = getattr(self._backend, "client", None)
+        model = LogprobSampler(client) if client is not None else None
+        return StepwiseSolver(model, StepPromptBuilder(), request, k=self.ialp.stepwise_candidates,
+                              fallback=self.ialp.stepwise_fallback, max_steps=self.ialp.stepwise_max_steps,
+                              unavailable="" if model else "no LLM endpoint is configured (the offline "
+                                                           "interpreter gives no log-probabilities)")
 
     @staticmethod
-    def _fill(response, attempt, partial: bool) -> None:
+    def _fill(response, attempt, partial: bool, solver=None) -> None:
         goal = attempt.goal
         response.success = bool(attempt.ok)
         response.message = attempt.message
@@ -160,9 +216,12 @@ class PlanningNode(Node):
             response.translate_seconds = float(result.timings.translate_s or 0.0)
             response.search_seconds = float(result.timings.search_s or 0.0)
             if result.solved:
+                stepwise = solver is not None and solver.last is not None and solver.last.reached
+                cost = attempt.cost_of(result.plan) if stepwise else float(result.cost or 0.0)
                 response.plan = Plan(goal=attempt.goal_text or "", steps=steps_to_msg(result.plan, attempt.agent_costs),
-                                     cost=float(result.cost or 0.0), partial=bool(partial),
-                                     planner="fast-downward" + ("-opt" if result.optimal else ""),
+                                     cost=float(cost), partial=bool(partial),
+                                     planner="stepwise" if stepwise else "fast-downward" + ("-opt" if result.optimal
+                                                                                             else ""),
                                      optimal=bool(result.optimal), lower_bound=float(result.lower_bound or 0.0))
 
 

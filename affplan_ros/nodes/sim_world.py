@@ -28,6 +28,13 @@ waiting: it answers success=false while frames are still rendering, true once th
 complete. A node that stops finishes it too, dropping what is not rendered within
 ``VIDEO_STOP_S`` (its supervisor kills it a few seconds after asking it to stop).
 
+``grounding`` (Observe, location "") answers IALP's grounding predicates (reachable, graspable,
+detected, placeable; core/recovery/data/grounding.yaml) for every object of the world from its
+ground truth: a recovery scenario's ``unreachable``/``ungraspable``/... entries, the physics
+world's IK and contacts (sim/physics/grounding.py); in the plain symbolic world every one holds
+(it refuses no step for reach or grip). The planning node asks it when ``grounding`` is on; the
+encoding is in clients/grounding.py.
+
 ``reset_world`` (std_srvs/Trigger) puts the world back as the scenario starts (with
 ResetMemory, a fresh start for tests and benchmarks without restarting anything).
 """
@@ -167,6 +174,7 @@ class SimWorldNode(Node):
                                               callback_group=MutuallyExclusiveCallbackGroup())
                            if p.perception else None)
         serve(self, Observe, "observe", self._on_observe, group)
+        serve(self, Observe, "grounding", self._on_grounding, group)
         serve(self, Trigger, "reset_world", self._on_reset, group)
         serve(self, Trigger, "finish_video", self._on_finish_video, group)
         self.get_logger().info(f"simulated world from {path}: {len(self.world.task.object_types)} objects, "
@@ -286,6 +294,37 @@ class SimWorldNode(Node):
         self.world.reset()  # waits for a running skill's effect (the world's lock)
         response.success, response.message = True, "the simulated world is as the scenario starts"
         self.get_logger().info(response.message)
+        return response
+
+    def _grounding_provider(self):
+        from affplan_ros.core.recovery.grounding import CallbackGrounding, load_grounding
+
+        if self.physics:
+            from affplan_ros.sim.physics.grounding import PhysicsGrounding
+
+            return PhysicsGrounding(self.sim.executor)
+        if isinstance(self.sim, ScenarioExecutor):
+            return self.sim   # the scenario's hidden ground truth
+        return CallbackGrounding({name: (lambda *_args: True) for name in load_grounding()})
+
+    def _on_grounding(self, request, response):
+        """IALP's grounding predicates for every object of the world, as it is now."""
+        from affplan_ros.clients.grounding import facts_to_msg
+        from affplan_ros.core.recovery.grounding import judge
+
+        if request.location:
+            response.success = False
+            response.message = "grounding answers for the whole world: leave location empty"
+            return response
+        with self.world.lock:  # a consistent state while skills may be running
+            objects = sorted(n for n, o in self.sim.scene.objects.items() if not o.is_agent)
+            facts = judge(self._grounding_provider(), objects)
+        response.observation = facts_to_msg(facts)
+        response.observation.header.stamp = self.get_clock().now().to_msg()
+        false = sum(not v for v in facts.facts.values())
+        response.success = True
+        response.message = (f"{len(facts.facts)} facts on {len(objects)} objects, {false} infeasible"
+                            + (f"; not available: {', '.join(sorted(facts.unavailable))}" if facts.unavailable else ""))
         return response
 
     def _on_observe(self, request, response):

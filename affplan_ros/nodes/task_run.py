@@ -144,7 +144,16 @@ class TaskRun:
                                 deadline=self.t0 + node.max_seconds,
                                 goal_prompter=ReplanGoalPromptBuilder(), lasp_prompter=LaspPromptBuilder(),
                                 environment=lambda: SceneEnvironment(self.memory.scene()),
+                                grounding=self.grounding(),
                                 on_event=lambda text: self.say(text), should_stop=self.stopping)
+
+    def grounding(self):
+        """The robot's grounding for the learning runs (parameter ``grounding``), or None."""
+        if self.node.grounding is None:
+            return None
+        from affplan_ros.clients.grounding import LiveGrounding
+
+        return LiveGrounding(self.node.grounding)
 
     def finish(self, success: bool, reason: str, message: str, t0: float,
                plan: Optional[Plan] = None) -> ExecuteTask.Result:

@@ -16,6 +16,9 @@ mid level (``repair``, ``repair_rules_file``), failures go up at ``feedback_leve
 how); when a step fails although the robot's model says it should work, LASP learns the
 missing precondition (``knowledge_file``), replans and finishes the task, and the learned
 knowledge is kept for the next task and every restart (the planning node reads the file).
+With ``grounding`` on, those learning replans also ask the robot's grounding service (IALP) and
+take no step it says is infeasible; the planning node's own ``grounding`` does it for the plans
+of the Plan tool (docs/recovery.md).
 
 Approval (``approval``, core/agent/approval.py): before the robot moves, the person may be shown the
 goal and the plan through AskHuman and must say yes; a no ends the task (``refused``) with
@@ -43,6 +46,7 @@ from affplan_ros.core.model.limits import MAX_ROUNDS, MAX_TASK_CHARS
 from affplan_ros.nodes.base import (
     AGENT_PARAMS,
     CAPABILITY_PARAMS,
+    GROUNDING_PARAMS,
     KNOWLEDGE_PARAMS,
     LLM_PARAMS,
     WarmUp,
@@ -113,7 +117,7 @@ class ToolSelectionNode(Node):
     def __init__(self) -> None:
         super().__init__("tool_selection")
         p = declare_params(self, PARAMS + LLM_PARAMS + RECOVERY_PARAMS + AGENT_PARAMS + CAPABILITY_PARAMS
-                           + KNOWLEDGE_PARAMS)
+                           + KNOWLEDGE_PARAMS + GROUNDING_PARAMS)
         self.robot, self.max_rounds, self.max_seconds = p.robot_agent, p.max_rounds, p.max_seconds
         self.partial_on_failure = p.partial_plan_on_failure
         self.method, self.confirm = p.alternative_method, p.confirm_alternatives
@@ -124,6 +128,14 @@ class ToolSelectionNode(Node):
         self.execute_plan_name = p.execute_plan_action
         self.llm_config = llm_config(p)
         self.recovery = recovery_config(p)
+        self.grounding = None   # IALP: learning replans avoid what the robot's grounding says is infeasible
+        if p.grounding == "on":
+            from affplan_ros.clients.grounding import GroundingClient
+
+            self.recovery.grounding = True
+            self.grounding = GroundingClient(self, self.create_client(Observe, p.grounding_service,
+                                                                     callback_group=ReentrantCallbackGroup()),
+                                             timeout=p.grounding_timeout_s)
         self.profiles = agent_profiles(p)
         self.capabilities = load_capabilities(p.capabilities_file)
         self.knowledge = watch_knowledge(self, p.knowledge_file)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from typing import Callable, Optional, Sequence
 
 from affplan_ros.core.goals.formula import Literal
 from affplan_ros.core.goals.loop import GoalLoop, GoalLoopResult, GoalMode, GoalRequest
@@ -56,6 +56,9 @@ class TaskPlanner:
     prune: bool = True
     max_predicates: int = 8                 # Partial Plan: at most K predicates in the goal
     build_kwargs: dict = field(default_factory=dict)
+    # Another way to reach a checked goal (IALP's step planner, core/recovery/stepwise_plan.py):
+    # (scene, goal in scene names, time limit, build kwargs) -> PlanResult, or None: Fast Downward.
+    solver: Optional[Callable[..., Optional[PlanResult]]] = None
 
     def plan(self, request: str, scene: Scene, *, partial: bool = False, context: str = "",
              max_seconds: Optional[float] = None) -> PlanAttempt:
@@ -80,8 +83,10 @@ class TaskPlanner:
             limit = self.time_limit
             if max_seconds is not None:  # the caller's wall-time bound covers planning too
                 limit = max(1.0, min(limit, max_seconds - (time.monotonic() - t0)))
-            tried.append(plan_for_goal(scene, to_scene_names(dnf, task.names), mode=self.mode,
-                                       time_limit=limit, prune=self.prune, **kwargs))
+            goal = to_scene_names(dnf, task.names)
+            got = self.solver(scene, goal, limit, kwargs) if self.solver is not None else None
+            tried.append(got if got is not None else plan_for_goal(scene, goal, mode=self.mode, time_limit=limit,
+                                                                   prune=self.prune, **kwargs))
             out.plan_seconds += time.monotonic() - tp
             if tried[-1].status is not PlanStatus.UNSOLVABLE:
                 return None

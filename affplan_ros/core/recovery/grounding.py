@@ -170,3 +170,54 @@ def ground_domain(domain: Domain, scene: Scene, provider: Optional[GroundingProv
                 report.false_facts.append(f"({gp.name} {' '.join(args)})")
         report.available.append(name)
     return domain, scene, report
+
+
+# -- grounding across a process boundary (the node suite) -----------------------------------------
+# The robot's provider runs where the robot is (the simulated world's node, a real robot's
+# backend); the planner asks it once per plan. `judge` turns a provider into plain facts that
+# can travel (every predicate, every object the robot knows), and `FactGrounding` answers the
+# planner's queries from those facts.
+
+@dataclass
+class GroundingFacts:
+    """What a provider said about every predicate: judged facts and why others are unknown."""
+
+    facts: dict[tuple[str, tuple[str, ...]], bool] = field(default_factory=dict)  # (predicate, args) -> holds
+    unavailable: dict[str, str] = field(default_factory=dict)                      # predicate -> why
+
+
+def judge(provider: GroundingProvider, objects: Sequence[str],
+          predicates: Optional[Mapping[str, GroundingPredicate]] = None) -> GroundingFacts:
+    """Ask ``provider`` about every (unary) grounding predicate for every one of ``objects``."""
+    predicates = predicates if predicates is not None else load_grounding()
+    out = GroundingFacts()
+    cands = [(o,) for o in objects]
+    for name, gp in predicates.items():
+        if len(gp.params) != 1:
+            continue
+        answer = provider.ground(gp, cands)
+        if not answer.available:
+            out.unavailable[name] = answer.reason or f"{name}: not available"
+            continue
+        for c in cands:
+            out.facts[(name, c)] = c in answer.true
+    return out
+
+
+@dataclass
+class FactGrounding:
+    """A provider answering from :class:`GroundingFacts` (e.g. what the robot's node sent).
+
+    A predicate the facts say nothing about is not available; an object the robot did not judge
+    does not hold (the planner will not count on a fact nobody established)."""
+
+    known: GroundingFacts
+
+    def ground(self, predicate: GroundingPredicate, candidates) -> GroundingAnswer:
+        name = predicate.name
+        if name in self.known.unavailable:
+            return GroundingAnswer(name, False, reason=self.known.unavailable[name])
+        if not any(p == name for p, _ in self.known.facts):
+            return GroundingAnswer(name, False, reason=f"{name}: the robot's grounding said nothing about it")
+        return GroundingAnswer(name, True, frozenset(tuple(c) for c in candidates
+                                                     if self.known.facts.get((name, tuple(c)), False)))

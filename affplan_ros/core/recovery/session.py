@@ -146,6 +146,7 @@ class LearningExecutor:
     lasp_prompter: object = None             # LaspPrompter; None: no learning
     environment: Optional[Callable[[], object]] = None   # RecoveryEnvironment of everything perceived
     semantic: object = None
+    grounding: object = None                 # GroundingProvider of the robot (config.grounding: IALP)
     max_learning_runs: int = 1
     should_stop: Optional[Callable[[], bool]] = None      # the task was canceled
     deadline: Optional[float] = None                      # time.monotonic() the whole task must end by
@@ -206,7 +207,7 @@ class LearningExecutor:
         runner = RecoveryRunner(self.llm, self.goal_prompter, recorder, self.domain, self.knowledge(),
                                 lasp_prompter=self.lasp_prompter,
                                 environment=self.environment() if self.environment is not None else None,
-                                semantic=self.semantic, config=config,
+                                semantic=self.semantic, grounding=self.grounding, config=config,
                                 on_event=lambda ev: self._say(ev["text"]) if ev["kind"] != "stop" else None)
         try:
             task = self.task() if callable(self.task) else self.task
