@@ -27,11 +27,13 @@ from affplan_ros.msg import Plan
 from affplan_ros.nodes.base import (
     AGENT_PARAMS,
     CAPABILITY_PARAMS,
+    ENVIRONMENT_PARAMS,
     KNOWLEDGE_PARAMS,
     LLM_PARAMS,
     WarmUp,
     agent_profiles,
     background_log,
+    environment_knowledge,
     llm_config,
     load_capabilities,
     load_robot_model,
@@ -58,12 +60,14 @@ PARAMS = (
 class PlanningNode(Node):
     def __init__(self) -> None:
         super().__init__("planning")
-        p = declare_params(self, PARAMS + AGENT_PARAMS + CAPABILITY_PARAMS + KNOWLEDGE_PARAMS + LLM_PARAMS)
+        p = declare_params(self, PARAMS + AGENT_PARAMS + CAPABILITY_PARAMS + KNOWLEDGE_PARAMS + LLM_PARAMS
+                           + ENVIRONMENT_PARAMS)
         self.goal_rounds, self.time_limit, self.mode = p.goal_rounds, p.plan_time_limit_s, p.plan_mode
         self.semantic, self.max_seconds = p.semantic_check, p.max_seconds
         self.profiles = agent_profiles(p)
         self.capabilities = load_capabilities(p.capabilities_file)
         self.knowledge = watch_knowledge(self, p.knowledge_file)
+        self.environment_knowledge = environment_knowledge(p)   # quantities compared by learned preconditions
         self._knowledge_error = self.knowledge.error
         self.llm_config = llm_config(p)
         self._oam_file = p.oam_file
@@ -80,6 +84,7 @@ class PlanningNode(Node):
         from affplan_ros.llm.prompting import GoalPromptBuilder
 
         self.oam, self.domain = load_robot_model(self._oam_file, self.capabilities)
+        self.domain.quantities = self.environment_knowledge.quantities
         checker = None
         if self.semantic:
             from affplan_ros.core.goals.semantics import SemanticChecker
@@ -132,8 +137,10 @@ class PlanningNode(Node):
         for note in notes:
             self.get_logger().warn(note)
         scene = memory.scene()
-        for rel in store.property_relations(scene):
+        env = self.environment_knowledge.environment(scene, self.oam, domain.predicates) if store.properties else None
+        for rel in store.property_relations(scene, env.properties() if env is not None else ()):
             scene.add_relation(rel.predicate, *rel.args)
+        scene = domain.with_statics(scene)   # learned comparisons of quantities, as static facts
         planner = TaskPlanner(self.goal_loop, oam=self.oam, agents=agents_for_scene(scene, self.profiles),
                               mode=self.mode, time_limit=self.time_limit, build_kwargs=planning_kwargs(domain))
         attempt = planner.plan(memory.substitute(task), scene, partial=partial, context=alternatives_context(memory),

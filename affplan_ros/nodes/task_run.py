@@ -124,7 +124,6 @@ class TaskRun:
         """The loop's executor: the ExecutePlan client, step by step, with mid-level repair and
         learning (core/recovery/session.py)."""
         from affplan_ros.core.knowledge.capabilities import agents_for_scene
-        from affplan_ros.core.recovery.lasp import SceneEnvironment
         from affplan_ros.core.recovery.session import LearningExecutor
         from affplan_ros.llm.recovery_prompting import (
             LaspPromptBuilder,
@@ -143,7 +142,8 @@ class TaskRun:
                                 lambda: self.memory.substitute(task), config, llm=node.llm,
                                 deadline=self.t0 + node.max_seconds,
                                 goal_prompter=ReplanGoalPromptBuilder(), lasp_prompter=LaspPromptBuilder(),
-                                environment=lambda: SceneEnvironment(self.memory.scene()),
+                                environment=lambda: node.environment_knowledge.environment(
+                                    self.memory.scene(), node.oam, node.domain.predicates),
                                 on_event=lambda text: self.say(text), should_stop=self.stopping)
 
     def finish(self, success: bool, reason: str, message: str, t0: float,

@@ -303,3 +303,16 @@ def is_recovery_scenario(path: Union[str, Path]) -> bool:
         return _is_recovery(yaml.safe_load(path.read_text(encoding="utf-8")))
     except (OSError, yaml.YAMLError):
         return False
+
+
+def scenario_environment(path: Union[str, Path, None]) -> tuple[dict, dict]:
+    """What the simulated world of a recovery scenario knows beyond the robot's model, as the
+    suite's environment knowledge: (declared properties by name, measured quantities
+    {quantity: {object: value}}); ({}, {}) for anything that is not a recovery scenario."""
+    from affplan_ros.core.recovery.environment import DeclaredProperty
+
+    if not path or not is_recovery_scenario(path):
+        return {}, {}
+    sc = load_scenario(path)
+    props = {n: DeclaredProperty(n, p.description, p.true) for n, p in sc.properties.items()}
+    return props, ({q: dict(v) for q, v in sc.quantities.objects.items()} if sc.quantities is not None else {})
