@@ -144,6 +144,9 @@ def prepare(args: argparse.Namespace) -> dict:
                                 "expect": s.expect, "feedback": "how", "repair": True, "via": "suite"})
         if not suite_cases:
             raise ValueError("--through suite runs the LASP cases; the selection has none")
+        if not str(args.llm).strip().startswith("scripted:"):
+            raise ValueError("--through suite needs --llm scripted:FILE (the suite's nodes get each case's "
+                             "answers on a local endpoint)")
     if through == "suite":
         cases = []
     return {"cases": cases, "suite_cases": suite_cases, "worker": worker, "levels": levels, "repairs": repairs,
@@ -155,9 +158,6 @@ def run(args: argparse.Namespace) -> int:
     with setup_errors(ValueError, FileNotFoundError, RuntimeError):
         cfg = prepare(args)
         cfg["worker"]["llm"], cfg["llm_label"] = parse_mode(args.llm)
-        if cfg["suite_cases"] and cfg["worker"]["llm"]["kind"] != "scripted":
-            raise ValueError("--through suite needs --llm scripted:FILE (the suite's nodes get each case's "
-                             "answers on a local endpoint)")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     jobs = resolve_jobs(args.jobs, cap=2, endpoint=cfg["worker"]["llm"]["kind"] == "endpoint")
