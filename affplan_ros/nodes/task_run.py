@@ -92,7 +92,8 @@ class TaskRun:
                               confirm=self.confirm if node.confirm else None, confirm_timeout_s=node.confirm_timeout,
                               max_rounds=int(request.max_rounds or node.max_rounds), max_seconds=node.max_seconds,
                               partial_plan_on_failure=node.partial_on_failure,
-                              planner=RemotePlanner(self), should_stop=self.stopping, observer=self.on_round)
+                              planner=RemotePlanner(self), should_stop=self.stopping, observer=self.on_round,
+                              capabilities=node.capabilities)
         result = loop.run(self.task, self.memory)
         self.sync_memory()
         totals = result.totals()
