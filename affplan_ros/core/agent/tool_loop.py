@@ -387,7 +387,8 @@ class ToolSelectionLoop:
                 # Stamped just before the view: its facts about the place must not look older
                 # than what the steps say (a view taken before they were applied is not stale).
                 seen_at = got.observation.stamp
-                memory.apply_steps(list(got.steps), oam=self.oam, capabilities=self.capabilities, at=None if seen_at is None else seen_at - 1e-3)
+                memory.apply_steps(list(got.steps), oam=self.oam, capabilities=self.capabilities,
+                                   at=None if seen_at is None else seen_at - 1e-3)
             memory.merge(got.observation)
             found = [o.name for o in got.observation.objects if not o.is_agent and o.name != call.argument]
             rec.result = (f"Explored {call.argument}: found {', '.join(found) if found else 'nothing new'}"
