@@ -124,7 +124,7 @@ class SuiteCases:
                 (folder / f"{proc.name}.log").write_text("".join(proc.output))
         rec["failures"] = _count_failures(seen)
         rec["success"] = rec["task_success"] and rec["goal_reached"]
-        rec["transcript"] = [m[:300] for m in seen][-40:]
+        rec["transcript"] = [m[:300] for m in (seen if len(seen) <= 60 else seen[:40] + ["..."] + seen[-20:])]
         bad = {n: c for n, c in codes.items() if c not in (0, -9)}
         if bad:
             rec["note"] = (rec["note"] + "; " if rec["note"] else "") + f"nodes exited with {bad}"

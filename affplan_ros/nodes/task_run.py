@@ -143,9 +143,27 @@ class TaskRun:
                                 lambda: self.memory.substitute(task), config, llm=node.llm,
                                 deadline=self.t0 + node.max_seconds,
                                 goal_prompter=ReplanGoalPromptBuilder(), lasp_prompter=LaspPromptBuilder(),
-                                environment=lambda: node.environment_knowledge.environment(
-                                    self.memory.scene(), node.oam, node.domain.predicates),
+                                environment=self.learning_environment,
                                 on_event=lambda text: self.say(text), should_stop=self.stopping)
+
+    def learning_environment(self):
+        """What LASP may ask when it learns (core/recovery/environment.py): everything memory
+        holds, after a look where the robot stands (an object the plan did not use may be
+        there: the object expander takes it from here), and the properties the robot's
+        knowledge evaluates. A look that fails leaves memory as it was."""
+        from affplan_ros.clients.executor import RosExecutor
+
+        node = self.node
+        here = self.memory.agent_location(node.robot)
+        if here:
+            seen = RosExecutor(self)._look(here)
+            if seen.success and seen.observation is not None:
+                before = set(self.memory.objects)
+                self.memory.merge(seen.observation)
+                added = sorted(set(self.memory.objects) - before)
+                if added:
+                    self.say(f"looked around {here} while learning: {', '.join(added)}")
+        return node.environment_knowledge.environment(self.memory.scene(), node.oam, node.domain.predicates)
 
     def finish(self, success: bool, reason: str, message: str, t0: float,
                plan: Optional[Plan] = None) -> ExecuteTask.Result:
