@@ -5,7 +5,9 @@ must be microwave-safe). This module
 
 * validates a proposal before it may enter the domain: it parses; it uses only ``and``, ``or``,
   ``not``, ``=`` and predicates the domain has (affordance facts ``aff_<affordance>`` included)
-  or that are declared with it; its arguments are the action's parameters with fitting types;
+  or that are declared with it, and comparisons of known static quantities
+  (``(<= (mass ?object) (lift_capacity ?actor))``, :mod:`.quantities`, compiled to static
+  predicates when applied); its arguments are the action's parameters with fitting types;
   it is not already there; and it *explains* the failure - it is false in the state where the
   step failed (a condition that held then cannot be why the step failed);
 * keeps what was learned in a JSON file (atomic, synced writes under a lock, merged with what
