@@ -13,6 +13,9 @@ in the layouts of LASP's Tables II (success and what was learned per case) and I
 tokens and time per role). After a LASP case succeeds it is run again with the knowledge file
 it wrote, as after a restart (``--repeat``): the learned preconditions must prevent the failure.
 
+``--through suite`` (or ``both``) also sends each LASP case through the running node suite
+(``bench/recovery_suite.py``): a suite learns, a restarted suite plans with the knowledge file.
+
 LLM modes: ``scripted:FILE`` (answers per case and kind of question, see
 ``config/scenarios/recovery/answers.yaml``) and ``endpoint`` (AFFPLAN_LLM_BASE_URL, ...).
 Writes results.json, summary.md and recovery_bench.png to --out.
@@ -87,6 +90,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-seconds", type=float, default=300.0, help="wall-time bound per case (default: 300)")
     parser.add_argument("--repeat", default="on", choices=["on", "off"],
                         help="rerun successful LASP cases with the knowledge they wrote (default: on)")
+    parser.add_argument("--through", default="core", choices=["core", "suite", "both"],
+                        help="run the cases through the core loop, through the running node suite (LASP cases: "
+                             "one suite learns, a restarted one uses the knowledge file; needs ROS 2), or both "
+                             "(default: core)")
+    parser.add_argument("--time-scale", type=float, default=0.02,
+                        help="--through suite: the simulated skills' speed (default: 0.02, 50x real time)")
     jobs_option(parser, "cases in parallel (default: min(2, CPUs); 1 for endpoint)")
 
 
@@ -122,8 +131,26 @@ def prepare(args: argparse.Namespace) -> dict:
     worker = {"learn": args.learn, "grounding": args.grounding == "on", "mode": args.mode,
               "max_replans": args.max_replans, "max_refinements": args.max_refinements,
               "time_limit": args.time_limit, "max_seconds": args.max_seconds, "repeat": args.repeat == "on"}
-    return {"cases": cases, "worker": worker, "levels": levels, "repairs": repairs, "scenarios": str(folder),
-            "llm": args.llm, "sets": sorted(sets)}
+    through = getattr(args, "through", "core")
+    suite_cases = []
+    if through in ("suite", "both"):
+        if getattr(args, "time_scale", 0.02) < 0:
+            raise ValueError("--time-scale must be >= 0")
+        for s in scenarios:
+            if s.set != "lasp":
+                continue  # CoPAL's cases compare feedback levels and repair inside the core loop
+            suite_cases.append({"id": f"{s.id}@suite", "scenario": s.id, "path": s.path, "set": s.set,
+                                "family": s.family, "title": s.title, "task": s.task, "goal": s.goal,
+                                "expect": s.expect, "feedback": "how", "repair": True, "via": "suite"})
+        if not suite_cases:
+            raise ValueError("--through suite runs the LASP cases; the selection has none")
+        if not str(args.llm).strip().startswith("scripted:"):
+            raise ValueError("--through suite needs --llm scripted:FILE (the suite's nodes get each case's "
+                             "answers on a local endpoint)")
+    if through == "suite":
+        cases = []
+    return {"cases": cases, "suite_cases": suite_cases, "worker": worker, "levels": levels, "repairs": repairs,
+            "scenarios": str(folder), "llm": args.llm, "sets": sorted(sets), "through": through}
 
 
 @command
@@ -136,8 +163,23 @@ def run(args: argparse.Namespace) -> int:
     jobs = resolve_jobs(args.jobs, cap=2, endpoint=cfg["worker"]["llm"]["kind"] == "endpoint")
     print(f"bench recovery: {len(cfg['cases'])} runs, llm={cfg['llm_label']}, jobs={jobs} -> {out}", flush=True)
     t0 = time.monotonic()
-    results = run_cases(cfg["cases"], case_work(cfg["worker"]), jobs)
+    results = run_cases(cfg["cases"], case_work(cfg["worker"]), jobs) if cfg["cases"] else []
+    core_seconds = time.monotonic() - t0
+    if cfg["suite_cases"]:
+        from affplan_ros.bench.recovery_suite import run_suite_cases
+
+        print(f"bench recovery: {len(cfg['suite_cases'])} LASP cases through the node suite "
+              f"(two suites each: learn, restart)", flush=True)
+        t1 = time.monotonic()
+        results += run_suite_cases(cfg["suite_cases"], load_recovery_script(cfg["worker"]["llm"]["file"]), out,
+                                   time_scale=args.time_scale, task_timeout=min(600.0, args.max_seconds))
+        cfg["suite_seconds"] = round(time.monotonic() - t1, 2)
+    cfg["core_seconds"] = round(core_seconds, 2)
     report = build_report(results, cfg, time.monotonic() - t0)
+    if report.get("suite"):
+        s = report["suite"]
+        print(f"{'suite':14s} success {s['success']}/{s['cases']}  restart without a failure "
+              f"{s['restart_clean']}/{s['cases']}  llm calls {s['llm_calls']}")
     for key, s in report["configs"].items():
         print(f"{key:14s} success {s['success']}/{s['cases']}  executable first plan {s['first_executable']}/"
               f"{s['cases']}  mid {s['mid_replans']} high {s['high_replans']} llm calls {s['llm_calls']}")
@@ -395,11 +437,30 @@ def _main_config(report: dict) -> str:
     return _key(report["levels"][-1], True if True in report["repairs"] else report["repairs"][0])
 
 
+def _core(rows: Sequence[dict]) -> list[dict]:
+    return [r for r in rows if r.get("via", "core") == "core"]
+
+
+def suite_stats(rows: Sequence[dict]) -> dict:
+    """The cases run through the node suite: success, and the restarted suite's run."""
+    rep = [r["repeat"] for r in rows if r.get("repeat")]
+    return {"cases": len(rows), "success": sum(r["success"] for r in rows),
+            "learned": sum(len(r["learned"]) for r in rows),
+            "restart_clean": sum(1 for x in rep if x["success"] and x["failures"] == 0 and not x.get("learned")),
+            "llm_calls": sum(r["llm_calls"] for r in rows), "restart_llm_calls": sum(x["llm_calls"] for x in rep),
+            "tokens": sum(r["tokens"] for r in rows), "median_seconds": _median([r["seconds"] for r in rows]),
+            "seconds": round(sum(r["seconds"] for r in rows), 2), "errors": sum(r["error"] is not None for r in rows)}
+
+
 def build_report(results: Sequence[dict], cfg: dict, seconds: float = 0.0) -> dict:
     configs, by_set = {}, {}
+    suite = [r for r in results if r.get("via") == "suite"]
+    results_all, results = list(results), _core(results)
     for level in cfg["levels"]:
         for repair in cfg["repairs"]:
             rows = [r for r in results if r["feedback"] == level and r["repair"] == repair]
+            if not rows:
+                continue
             configs[_key(level, repair)] = config_stats(rows)
             for name in cfg["sets"]:
                 sub = [r for r in rows if r["set"] == name]
@@ -408,14 +469,16 @@ def build_report(results: Sequence[dict], cfg: dict, seconds: float = 0.0) -> di
     return {"benchmark": "recovery", "llm": cfg["llm"], "llm_label": cfg.get("llm_label", cfg["llm"]),
             "scenarios": cfg["scenarios"], "worker": {k: v for k, v in cfg["worker"].items() if k != "llm"},
             "levels": cfg["levels"], "repairs": cfg["repairs"], "seconds": round(seconds, 2),
-            "configs": configs, "by_set": by_set, "cases": list(results)}
+            "through": cfg.get("through", "core"), "core_seconds": cfg.get("core_seconds"),
+            "suite_seconds": cfg.get("suite_seconds"), "configs": configs, "by_set": by_set,
+            "suite": suite_stats(suite) if suite else None, "cases": results_all}
 
 
 def summary_markdown(report: dict) -> str:
     from affplan_ros.bench.report import rate
 
     w = report["worker"]
-    cases = report["cases"]
+    cases = _core(report["cases"])
     L = ["# Recovery benchmark (`affplan bench recovery`)\n",
          f"- LLM: {report['llm_label']}",
          f"- scenarios: `{report['scenarios']}`",
@@ -423,7 +486,9 @@ def summary_markdown(report: dict) -> str:
          f"{'on' if w['grounding'] else 'off'}, planning mode {w['mode']}; bounds: {w['max_replans']} high-level "
          f"replans, {w['max_refinements']} LASP refinements, planner {w['time_limit']:g} s per plan, "
          f"{w['max_seconds']:g} s per case",
-         f"- wall time {report['seconds']:.0f} s",
+         f"- wall time {report['seconds']:.0f} s"
+         + (f" (core {report['core_seconds']:.0f} s, node suite {report['suite_seconds']:.0f} s)"
+            if report.get("suite_seconds") is not None else ""),
          "- success: the simulated world satisfies the scenario's goal at the end. executable: the last plan ran "
          "to its end. first plan executable: the first plan ran without any failure (CoPAL's 'no replanning').\n"]
     L.append("## All configurations\n")
@@ -502,7 +567,31 @@ def summary_markdown(report: dict) -> str:
                                         str(r["high_replans"]), str(r["llm_calls"]), str(r["tokens"]),
                                         f"{r['seconds']:.2f}", r["stop_reason"] or "-"]) + " |")
         L.append("")
-    bad = [r for r in cases if not r["success"]]
+    suite = [r for r in report["cases"] if r.get("via") == "suite"]
+    if suite:
+        s = report["suite"]
+        L.append(f"## LASP cases through the node suite ({s['success']}/{s['cases']} succeeded; restarted suite "
+                 f"without a failure or new learning in {s['restart_clean']}/{s['cases']})\n")
+        L.append("Each case: the sim suite (one process per node) with the scenario as world and robot model and a "
+                 "fresh knowledge file; the task through ExecuteTask; then the whole suite stopped and started "
+                 "again on the same knowledge file and the task sent again.\n")
+        head = ["Case", "Missing", "Success", "Learned", "Failures", "LLM calls", "Suite start s", "Task s",
+                "Restart: success", "Restart: failures", "Restart: LLM calls", "Restart: plan"]
+        L.append("| " + " | ".join(head) + " |")
+        L.append("|" + "---|" * len(head))
+        for r in suite:
+            first = r.get("suite") or {}
+            rep = r.get("repeat")
+            L.append("| " + " | ".join([
+                r["scenario"], ", ".join((r.get("expect") or {}).get("missing", [])) or "-",
+                "yes" if r["success"] else "**no**", "<br>".join(r["learned"]) or "-",
+                str(first.get("failures", "-")), str(r["llm_calls"]), f"{first.get('start_seconds', 0):.1f}",
+                f"{first.get('task_seconds', 0):.1f}",
+                "-" if rep is None else ("yes" if rep["success"] else "**no**"),
+                "-" if rep is None else str(rep["failures"]), "-" if rep is None else str(rep["llm_calls"]),
+                "-" if rep is None else "; ".join(rep["plans"][0]) or "-"]) + " |")
+        L.append("")
+    bad = [r for r in report["cases"] if not r["success"]]
     L.append(f"## Runs that did not reach the goal ({len(bad)})\n")
     if not bad:
         L.append("None.\n")
@@ -528,7 +617,7 @@ def write_plot(report: dict, path: Path) -> None:
     import matplotlib.pyplot as plt
     import numpy as np
 
-    cases = report["cases"]
+    cases = _core(report["cases"])
     levels, repairs = report["levels"], report["repairs"]
     fig, (a1, a2, a3) = plt.subplots(1, 3, figsize=(15, 4.4))
     # CoPAL Fig. 3 style: executability without replanning, then success per feedback level,

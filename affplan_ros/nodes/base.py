@@ -484,6 +484,47 @@ def watch_knowledge(node: Node, path: str):
     return watched
 
 
+# What the robot knows of its environment beyond memory (LASP: numeric conditions over static
+# quantities, the values of new properties).
+ENVIRONMENT_PARAMS = (
+    Param("robot_lift_capacity_kg", 2.0, "the heaviest thing the robot lifts, kg: the quantity "
+          "lift_capacity that learned preconditions may compare (Tiago++: 2 kg per arm)", above=0),
+    Param("quantities_file", "", "static quantities per class (mass, temperature, max_temperature, ...; YAML); "
+          "'' = the built-in table"),
+    Param("environment_properties_file", "", "object properties the robot's knowledge base evaluates, per object "
+          "or class (YAML: properties: {name: {description, objects, classes}}); LASP takes a new property's "
+          "values from the most similar; '' = none (affordances, memory and the object table still count)"),
+)
+
+
+def environment_knowledge(p):
+    """The ENVIRONMENT_PARAMS values (and a recovery scenario as ``capabilities_file``: what its
+    simulated world measures and the properties it knows) -> EnvironmentKnowledge."""
+    from affplan_ros.core.errors import ConfigError
+    from affplan_ros.core.recovery.environment import EnvironmentKnowledge, load_declared_properties
+    from affplan_ros.core.recovery.quantities import load_quantities
+    from affplan_ros.sim.scenario import ScenarioError, scenario_environment
+
+    try:
+        quantities = load_quantities(os.path.expanduser(p.quantities_file) if p.quantities_file else None)
+    except ConfigError as exc:
+        raise ValueError(f"quantities_file: {exc}") from None
+    try:
+        declared = (load_declared_properties(os.path.expanduser(p.environment_properties_file))
+                    if p.environment_properties_file else {})
+    except ConfigError as exc:
+        raise ValueError(f"environment_properties_file: {exc}") from None
+    path = getattr(p, "capabilities_file", "")
+    try:
+        world_props, measured = scenario_environment(os.path.expanduser(path) if path else None)
+        quantities = quantities.with_values(measured, "capabilities_file")
+    except (OSError, ScenarioError, ConfigError) as exc:
+        raise ValueError(f"capabilities_file {path!r}: {exc}") from None
+    if "lift_capacity" in quantities.defs:
+        quantities = quantities.with_class_value("lift_capacity", "robot", float(p.robot_lift_capacity_kg))
+    return EnvironmentKnowledge(quantities, {**world_props, **declared})
+
+
 # Known locations with base poses.
 LOCATION_PARAMS = (
     Param("locations", [], "known locations and their base poses, each 'name x y yaw' in the map frame"),

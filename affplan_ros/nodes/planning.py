@@ -36,6 +36,7 @@ from affplan_ros.msg import Plan
 from affplan_ros.nodes.base import (
     AGENT_PARAMS,
     CAPABILITY_PARAMS,
+    ENVIRONMENT_PARAMS,
     IALP_PARAMS,
     KNOWLEDGE_PARAMS,
     LLM_PARAMS,
@@ -43,6 +44,7 @@ from affplan_ros.nodes.base import (
     agent_profiles,
     background_log,
     check_ialp_params,
+    environment_knowledge,
     llm_config,
     load_capabilities,
     load_robot_model,
@@ -70,7 +72,7 @@ class PlanningNode(Node):
     def __init__(self) -> None:
         super().__init__("planning")
         p = declare_params(self, PARAMS + AGENT_PARAMS + CAPABILITY_PARAMS + KNOWLEDGE_PARAMS + LLM_PARAMS
-                           + IALP_PARAMS)
+                           + ENVIRONMENT_PARAMS + IALP_PARAMS)
         check_ialp_params(p)
         self.ialp = p
         self.goal_rounds, self.time_limit, self.mode = p.goal_rounds, p.plan_time_limit_s, p.plan_mode
@@ -78,6 +80,7 @@ class PlanningNode(Node):
         self.profiles = agent_profiles(p)
         self.capabilities = load_capabilities(p.capabilities_file)
         self.knowledge = watch_knowledge(self, p.knowledge_file)
+        self.environment_knowledge = environment_knowledge(p)   # quantities compared by learned preconditions
         self._knowledge_error = self.knowledge.error
         self.llm_config = llm_config(p)
         self._oam_file = p.oam_file
@@ -102,6 +105,7 @@ class PlanningNode(Node):
         from affplan_ros.llm.prompting import GoalPromptBuilder
 
         self.oam, self.domain = load_robot_model(self._oam_file, self.capabilities)
+        self.domain.quantities = self.environment_knowledge.quantities
         checker = None
         if self.semantic:
             from affplan_ros.core.goals.semantics import SemanticChecker
@@ -164,8 +168,10 @@ class PlanningNode(Node):
         for note in notes:
             self.get_logger().warn(note)
         scene = memory.scene()
-        for rel in store.property_relations(scene):
+        env = self.environment_knowledge.environment(scene, self.oam, domain.predicates) if store.properties else None
+        for rel in store.property_relations(scene, env.properties() if env is not None else ()):
             scene.add_relation(rel.predicate, *rel.args)
+        scene = domain.with_statics(scene)   # learned comparisons of quantities, as static facts
         notes = []
         if facts is not None:
             from affplan_ros.core.recovery.grounding import FactGrounding, ground_domain

@@ -92,7 +92,8 @@ class TaskRun:
                               confirm=self.confirm if node.confirm else None, confirm_timeout_s=node.confirm_timeout,
                               max_rounds=int(request.max_rounds or node.max_rounds), max_seconds=node.max_seconds,
                               partial_plan_on_failure=node.partial_on_failure,
-                              planner=RemotePlanner(self), should_stop=self.stopping, observer=self.on_round)
+                              planner=RemotePlanner(self), should_stop=self.stopping, observer=self.on_round,
+                              capabilities=node.capabilities)
         result = loop.run(self.task, self.memory)
         self.sync_memory()
         totals = result.totals()
@@ -124,7 +125,6 @@ class TaskRun:
         """The loop's executor: the ExecutePlan client, step by step, with mid-level repair and
         learning (core/recovery/session.py)."""
         from affplan_ros.core.knowledge.capabilities import agents_for_scene
-        from affplan_ros.core.recovery.lasp import SceneEnvironment
         from affplan_ros.core.recovery.session import LearningExecutor
         from affplan_ros.llm.recovery_prompting import (
             LaspPromptBuilder,
@@ -143,9 +143,28 @@ class TaskRun:
                                 lambda: self.memory.substitute(task), config, llm=node.llm,
                                 deadline=self.t0 + node.max_seconds,
                                 goal_prompter=ReplanGoalPromptBuilder(), lasp_prompter=LaspPromptBuilder(),
-                                environment=lambda: SceneEnvironment(self.memory.scene()),
+                                environment=self.learning_environment,
                                 grounding=self.grounding(),
                                 on_event=lambda text: self.say(text), should_stop=self.stopping)
+
+    def learning_environment(self):
+        """What LASP may ask when it learns (core/recovery/environment.py): everything memory
+        holds, after a look where the robot stands (an object the plan did not use may be
+        there: the object expander takes it from here), and the properties the robot's
+        knowledge evaluates. A look that fails leaves memory as it was."""
+        from affplan_ros.clients.executor import RosExecutor
+
+        node = self.node
+        here = self.memory.agent_location(node.robot)
+        if here:
+            seen = RosExecutor(self)._look(here)
+            if seen.success and seen.observation is not None:
+                before = set(self.memory.objects)
+                self.memory.merge(seen.observation)
+                added = sorted(set(self.memory.objects) - before)
+                if added:
+                    self.say(f"looked around {here} while learning: {', '.join(added)}")
+        return node.environment_knowledge.environment(self.memory.scene(), node.oam, node.domain.predicates)
 
     def grounding(self):
         """The robot's grounding for the learning runs (parameter ``grounding``), or None."""

@@ -16,6 +16,9 @@ mid level (``repair``, ``repair_rules_file``), failures go up at ``feedback_leve
 how); when a step fails although the robot's model says it should work, LASP learns the
 missing precondition (``knowledge_file``), replans and finishes the task, and the learned
 knowledge is kept for the next task and every restart (the planning node reads the file).
+LASP asks an environment that knows what memory holds and the properties the robot's
+knowledge evaluates (affordances, the object table, the static quantities with the robot's
+``robot_lift_capacity_kg``, ``environment_properties_file``, a recovery scenario's world).
 With ``grounding`` on, those learning replans also ask the robot's grounding service (IALP) and
 take no step it says is infeasible; the planning node's own ``grounding`` does it for the plans
 of the Plan tool (docs/recovery.md).
@@ -46,12 +49,14 @@ from affplan_ros.core.model.limits import MAX_ROUNDS, MAX_TASK_CHARS
 from affplan_ros.nodes.base import (
     AGENT_PARAMS,
     CAPABILITY_PARAMS,
+    ENVIRONMENT_PARAMS,
     GROUNDING_PARAMS,
     KNOWLEDGE_PARAMS,
     LLM_PARAMS,
     WarmUp,
     agent_profiles,
     background_log,
+    environment_knowledge,
     guarded_execute,
     llm_config,
     load_capabilities,
@@ -117,7 +122,7 @@ class ToolSelectionNode(Node):
     def __init__(self) -> None:
         super().__init__("tool_selection")
         p = declare_params(self, PARAMS + LLM_PARAMS + RECOVERY_PARAMS + AGENT_PARAMS + CAPABILITY_PARAMS
-                           + KNOWLEDGE_PARAMS + GROUNDING_PARAMS)
+                           + KNOWLEDGE_PARAMS + ENVIRONMENT_PARAMS + GROUNDING_PARAMS)
         self.robot, self.max_rounds, self.max_seconds = p.robot_agent, p.max_rounds, p.max_seconds
         self.partial_on_failure = p.partial_plan_on_failure
         self.method, self.confirm = p.alternative_method, p.confirm_alternatives
@@ -139,6 +144,8 @@ class ToolSelectionNode(Node):
         self.profiles = agent_profiles(p)
         self.capabilities = load_capabilities(p.capabilities_file)
         self.knowledge = watch_knowledge(self, p.knowledge_file)
+        # Quantities and properties LASP may use on this robot (core/recovery/environment.py).
+        self.environment_knowledge = environment_knowledge(p)
 
         clients = ReentrantCallbackGroup()  # responses arrive while the task's thread waits
         self.calls = {
@@ -166,6 +173,7 @@ class ToolSelectionNode(Node):
         import affplan_ros.llm.loop_factory  # noqa: F401 - the loop's modules, before the first task
 
         self.oam, self.domain = load_robot_model(self._oam_file, self.capabilities)
+        self.domain.quantities = self.environment_knowledge.quantities
         backend, self._problem = make_language_backend(self.llm_config, self.oam)
         self.llm = backend.model if backend else None
         background_log(self, "info", "tool selection: language backend: "

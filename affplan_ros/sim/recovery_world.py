@@ -14,6 +14,7 @@ knows (LASP), and the grounding predicates (IALP).
 """
 from __future__ import annotations
 
+import re
 from typing import Iterable, Sequence
 
 from affplan_ros.core.goals.formula import Literal
@@ -30,6 +31,7 @@ from affplan_ros.core.recovery.grounding import (
 )
 from affplan_ros.core.recovery.knowledge import EnvironmentProperty
 from affplan_ros.core.recovery.lasp import object_scene
+from affplan_ros.core.recovery.quantities import comparison_relations, compile_condition
 from affplan_ros.sim.executor import SimulatedExecutor, always_help
 from affplan_ros.sim.scenario import Scenario
 from affplan_ros.sim.world import SimWorld
@@ -56,8 +58,15 @@ class ScenarioWorld(SimWorld):
         super().__init__(scenario.truth, task)
         for prop in scenario.properties.values():
             self.state |= {(prop.name, o) for o in prop.true}
+        # Hidden rules that compare static quantities hold here as static facts (quantities.py).
+        self._rules = []
+        for r in scenario.world_rules():
+            expr, comps = compile_condition(parse_condition(r.condition))
+            if comps:
+                for rel in comparison_relations(comps, scenario.truth, scenario.quantities):
+                    self.state.add((rel.predicate, *(self.task._map(a) for a in rel.args)))
+            self._rules.append((r, expr))
         self._initial = frozenset(self.state)
-        self._rules = [(r, parse_condition(r.condition)) for r in scenario.world_rules()]
         self._grounding = load_grounding()
 
     # -- ground truth of the grounding predicates -----------------------------------------
@@ -105,6 +114,17 @@ class ScenarioWorld(SimWorld):
         return None
 
     # -- failures ----------------------------------------------------------------------------
+    def _measured(self, text: str) -> str:
+        """``{mass melon0}`` in a rule's words -> the world's value (``4.5 kg``)."""
+        q = self.scenario.quantities
+
+        def value(m) -> str:
+            obj = self.scenario.truth.objects.get(m.group(2))
+            x = None if q is None or obj is None else q.value(m.group(1), m.group(2), obj.class_name)
+            return m.group(0) if x is None else f"{x:g} {q.defs[m.group(1)].unit}"
+
+        return _MEASURE.sub(value, text)
+
     def _observed(self, violated: Iterable[tuple[bool, tuple]]) -> list[Literal]:
         """The truth of each violated literal, and what is related (placements, doors)."""
         out: list[Literal] = []
@@ -165,12 +185,15 @@ class ScenarioWorld(SimWorld):
                            format_detail([Literal(atom[0], atom[1:])], [Literal(atom[0], atom[1:], True)]))
         if kind == "hidden":
             rule, violated, binding = problem[1], problem[2], problem[3]
-            fill = lambda s: _fill(s, binding)  # noqa: E731
+            fill = lambda s: self._measured(_fill(s, binding))  # noqa: E731
             why = fill(rule.why) if rule.why else self._why(violated)
             how = fill(rule.suggestion) if rule.suggestion else self._how(violated)
             return Failure(FailureCode.PRECONDITION, text, f"{text} failed", why, how,
                            format_detail(_lits(violated), self._observed(violated)), recoverable=rule.in_domain)
         return super()._failure(text, problem)
+
+
+_MEASURE = re.compile(r"\{([a-z][a-z0-9_]*) ([^{}\s]+)\}")
 
 
 def _as_expr(negated: bool, atom: tuple) -> tuple:

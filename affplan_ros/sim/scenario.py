@@ -26,6 +26,10 @@
         microwave_safe: {description: "...", "true": [bowl0]}
       unreachable: {cup0: "it stands at the back of the top shelf"}   # also: ungraspable,
                                   # undetected, full (the grounding predicates' ground truth)
+    quantities:                   # static quantities the world measures (over the table of
+      mass: {melon0: 4.5}         # core/recovery/data/quantities.yaml); the robot knows them too,
+      temperature: {pot0: 90}     # a hidden precondition may compare them:
+                                  #   "(<= (mass ?object) (lift_capacity ?actor))"
     expect: {missing: [precondition], knowledge: ["putin requires (not (closed ?in))"]}
 
 Relation edits and names use the PDDL names (``cup0``). Errors name the file and the field.
@@ -54,6 +58,12 @@ from affplan_ros.core.recovery.belief import (
     Domain,
     parse_condition,
     remove_precondition,
+)
+from affplan_ros.core.recovery.quantities import (
+    Quantities,
+    QuantityError,
+    compile_condition,
+    load_quantities,
 )
 
 GROUNDING_TRUTH = {"unreachable": "reachable", "ungraspable": "graspable", "undetected": "detected",
@@ -101,6 +111,7 @@ class Scenario:
     expect: dict = field(default_factory=dict)
     description: str = ""
     path: str = ""
+    quantities: Optional[Quantities] = None      # the table's, with what this world measures
 
     @property
     def goal_dnf(self):
@@ -112,7 +123,9 @@ class Scenario:
         for rule in self.hidden:
             if rule.in_domain:
                 caps[rule.action] = remove_precondition(caps[rule.action], rule.condition)
-        return Domain.default(self.oam, caps)
+        domain = Domain.default(self.oam, caps)
+        domain.quantities = self.quantities
+        return domain
 
     def world_rules(self) -> list[HiddenRule]:
         """Hidden preconditions the world must check itself (not in its capabilities)."""
@@ -177,6 +190,17 @@ def load_scenario(path: Union[str, Path], base_oam: Optional[OamDatabase] = None
         to_dnf(parse_goal(goal))
     except GoalError as exc:
         raise ScenarioError(f"{where}: goal: {exc}") from exc
+    try:
+        quantities = load_quantities()
+        measured = data.get("quantities") or {}
+        if not isinstance(measured, dict) or not all(isinstance(v, dict) for v in measured.values()):
+            raise QuantityError("quantities: expected quantity -> {object: number}")
+        bad = sorted({o for v in measured.values() for o in v} - set(truth.objects))
+        if bad:
+            raise QuantityError(f"quantities: unknown objects {bad}")
+        quantities = quantities.with_values(measured, "quantities")
+    except QuantityError as exc:
+        raise ScenarioError(f"{where}: {exc}") from exc
     hidden_data = data.get("hidden") or {}
     hidden = []
     for i, h in enumerate(hidden_data.get("preconditions") or []):
@@ -187,6 +211,11 @@ def load_scenario(path: Union[str, Path], base_oam: Optional[OamDatabase] = None
             parse_condition(cond)
         except ValueError as exc:
             raise ScenarioError(f"{where}: hidden.preconditions[{i}]: {exc}") from exc
+        unknown_q = sorted({q for c in compile_condition(parse_condition(cond))[1] for q, _v in c.terms()}
+                           - set(quantities.defs))
+        if unknown_q:
+            raise ScenarioError(f"{where}: hidden.preconditions[{i}]: unknown quantities {unknown_q} "
+                                f"(known: {quantities.describe()})")
         try:
             remove_precondition(caps[action], cond)
             in_domain = True
@@ -222,7 +251,8 @@ def load_scenario(path: Union[str, Path], base_oam: Optional[OamDatabase] = None
         unknown_relations=[_relation(r, f"{where}: belief.unknown_relations")
                            for r in belief.get("unknown_relations") or []],
         wrong_relations=[_relation(r, f"{where}: belief.wrong_relations") for r in belief.get("wrong_relations") or []],
-        expect=dict(data.get("expect") or {}), description=str(data.get("description", "")), path=str(path))
+        expect=dict(data.get("expect") or {}), description=str(data.get("description", "")), path=str(path),
+        quantities=quantities)
 
 
 def load_scenarios(directory: Union[str, Path], sets: Optional[set[str]] = None) -> list[Scenario]:
@@ -273,3 +303,16 @@ def is_recovery_scenario(path: Union[str, Path]) -> bool:
         return _is_recovery(yaml.safe_load(path.read_text(encoding="utf-8")))
     except (OSError, yaml.YAMLError):
         return False
+
+
+def scenario_environment(path: Union[str, Path, None]) -> tuple[dict, dict]:
+    """What the simulated world of a recovery scenario knows beyond the robot's model, as the
+    suite's environment knowledge: (declared properties by name, measured quantities
+    {quantity: {object: value}}); ({}, {}) for anything that is not a recovery scenario."""
+    from affplan_ros.core.recovery.environment import DeclaredProperty
+
+    if not path or not is_recovery_scenario(path):
+        return {}, {}
+    sc = load_scenario(path)
+    props = {n: DeclaredProperty(n, p.description, p.true) for n, p in sc.properties.items()}
+    return props, ({q: dict(v) for q, v in sc.quantities.objects.items()} if sc.quantities is not None else {})

@@ -25,7 +25,7 @@ def bench(tmp_path, name: str, *extra: str) -> dict:
 def test_every_case_succeeds_with_the_right_answers(tmp_path) -> None:
     report = bench(tmp_path, "all", "--set", "all", "--feedback", "how", "--repair", "on")
     cases = report["cases"]
-    assert len([c for c in cases if c["set"] == "lasp"]) == 9
+    assert len([c for c in cases if c["set"] == "lasp"]) == 11
     failed = [(c["id"], c["stop_message"]) for c in cases if not c["success"]]
     assert failed == []
     for c in cases:
@@ -54,3 +54,43 @@ def test_bad_options_are_refused(tmp_path, capsys) -> None:
                  "--out", str(tmp_path)]) == 2
     assert "no scenario nope" in capsys.readouterr().err
     assert main(["bench", "recovery", "--llm", "scripted:/no/such.yaml", "--out", str(tmp_path)]) == 2
+
+
+def test_suite_runs_are_reported_apart_from_the_core_configurations() -> None:
+    """--through both: the node suite's rows get their own table and totals; the core
+    configurations count only the core runs."""
+    from affplan_ros.bench.recovery import build_report, empty_result, summary_markdown
+
+    def row(sid, via, success, repeat=None):
+        case = {"id": f"{sid}@{via}", "scenario": sid, "set": "lasp", "family": "f", "title": sid, "task": "t",
+                "feedback": "how", "repair": True, "expect": {"missing": ["numeric precondition"]}}
+        r = {**empty_result(case), "success": success, "via": via, "learned": ["grasp requires (<= (mass ?object) "
+                                                                              "(lift_capacity ?actor))"],
+             "llm_calls": 8, "repeat": repeat}
+        if via == "suite":
+            r["suite"] = {"failures": 1, "start_seconds": 2.0, "task_seconds": 5.0}
+        return r
+
+    clean = {"success": True, "failures": 0, "llm_calls": 2, "plans": [["move robot0 table0 counter0"]], "learned": []}
+    rows = [row("lasp_serve_fruit_3", "core", True), row("lasp_serve_fruit_3", "suite", True, clean),
+            row("lasp_store_food_1", "suite", False)]
+    cfg = {"levels": ["how"], "repairs": [True], "sets": ["lasp"], "llm": "x", "scenarios": "s", "through": "both",
+           "worker": {"learn": "auto", "grounding": False, "mode": "plan", "max_replans": 5, "max_refinements": 4,
+                      "time_limit": 30.0, "max_seconds": 300.0, "repeat": True}, "core_seconds": 1.0,
+           "suite_seconds": 30.0}
+    report = build_report(rows, cfg, 31.0)
+    assert report["configs"]["how/repair"]["cases"] == 1 and report["configs"]["how/repair"]["success"] == 1
+    assert report["suite"]["cases"] == 2 and report["suite"]["success"] == 1 and report["suite"]["restart_clean"] == 1
+    text = summary_markdown(report)
+    assert "LASP cases through the node suite (1/2 succeeded" in text
+    assert "| lasp_serve_fruit_3 | numeric precondition | yes |" in text
+    assert "**lasp_store_food_1@suite**" in text            # listed among the runs that did not reach the goal
+
+
+def test_through_the_suite_needs_the_scripted_answers_and_lasp_cases(tmp_path, capsys) -> None:
+    assert main(["bench", "recovery", "--llm", "endpoint", "--through", "suite", "--set", "lasp",
+                 "--out", str(tmp_path)]) == 2
+    assert "--through suite needs --llm scripted" in capsys.readouterr().err
+    assert main(["bench", "recovery", "--llm", f"scripted:{ANSWERS}", "--through", "suite", "--set", "copal",
+                 "--out", str(tmp_path)]) == 2
+    assert "runs the LASP cases" in capsys.readouterr().err

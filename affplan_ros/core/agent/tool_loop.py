@@ -267,6 +267,7 @@ class ToolSelectionLoop:
     confirm: Optional[ConfirmAlternative] = None   # None: every proposal is accepted
     confirm_timeout_s: float = 120.0               # no answer from the user in time: rejected
     oam: object = None                             # for applying executed steps to memory
+    capabilities: Optional[dict] = None            # the robot's model, for the same (None: the built-in set)
     max_rounds: int = 10
     max_seconds: Optional[float] = None
     max_task_chars: int = 2000
@@ -386,7 +387,8 @@ class ToolSelectionLoop:
                 # Stamped just before the view: its facts about the place must not look older
                 # than what the steps say (a view taken before they were applied is not stale).
                 seen_at = got.observation.stamp
-                memory.apply_steps(list(got.steps), oam=self.oam, at=None if seen_at is None else seen_at - 1e-3)
+                memory.apply_steps(list(got.steps), oam=self.oam, capabilities=self.capabilities,
+                                   at=None if seen_at is None else seen_at - 1e-3)
             memory.merge(got.observation)
             found = [o.name for o in got.observation.objects if not o.is_agent and o.name != call.argument]
             rec.result = (f"Explored {call.argument}: found {', '.join(found) if found else 'nothing new'}"
@@ -454,7 +456,7 @@ class ToolSelectionLoop:
         # level: it reports the steps that ran, and the facts its failure observed.
         done = getattr(run, "executed_steps", None)
         done = list(done) if done is not None else steps[:run.steps_done]
-        memory.apply_steps(done, oam=self.oam)
+        memory.apply_steps(done, oam=self.oam, capabilities=self.capabilities)
         if getattr(run, "observed", ()):
 
             observe_memory(memory, run.observed)

@@ -238,14 +238,16 @@ class Memory:
         self.assumed = ((self.assumed | assumed) - (applied - assumed)) & set(self.relations)
         return sorted(seen - fresh)
 
-    def apply_steps(self, steps: Sequence, *, oam=None, at: Optional[float] = None) -> None:
+    def apply_steps(self, steps: Sequence, *, oam=None, capabilities=None, at: Optional[float] = None) -> None:
         """Apply executed plan steps (``PlanStep``s) to the memory, as their effects say; what
-        they change is stamped ``at`` (default: now) as set by the robot or the person."""
+        they change is stamped ``at`` (default: now) as set by the robot or the person.
+        ``capabilities``: the robot's model the steps come from (None: the built-in set)."""
         if not steps:
             return
 
         t = time.time() if at is None else at
-        task = build_task(self.scene(), oam=oam, unknown_classes="warn")
+        kw = {} if capabilities is None else {"capabilities": capabilities}
+        task = build_task(self.scene(), oam=oam, unknown_classes="warn", **kw)
         inv = {v: k for k, v in task.names.items()}
         state = initial_state(task)
         changed: dict[str, Stamp] = {}

@@ -58,6 +58,11 @@ class Domain:
     predicates: dict[str, PredicateDef]
     oam: OamDatabase
     agents: Optional[list[Agent]] = None   # None: the scene's agents with default profiles
+    # Static quantities (mass, lift capacity, temperature, ...) and the comparisons of them that
+    # learned preconditions use, compiled to static predicates (core/recovery/quantities.py):
+    # their facts are added to the scene before every task is built, so the planner stays classical.
+    quantities: Optional[object] = None    # Quantities
+    comparisons: dict = field(default_factory=dict)   # compiled predicate name -> Comparison
 
     @classmethod
     def default(cls, oam: Optional[OamDatabase] = None,
@@ -67,7 +72,8 @@ class Domain:
 
     def copy(self) -> "Domain":
         return Domain(dict(self.capabilities), dict(self.predicates), self.oam,
-                      list(self.agents) if self.agents is not None else None)
+                      list(self.agents) if self.agents is not None else None, self.quantities,
+                      dict(self.comparisons))
 
     # -- extension -------------------------------------------------------------------------
     def with_precondition(self, action: str, condition: str) -> "Domain":
@@ -82,6 +88,31 @@ class Domain:
         out.predicates[pdef.name] = pdef
         return out
 
+    def with_comparisons(self, comparisons: Sequence) -> "Domain":
+        """With the static predicates that ``comparisons`` (quantities.Comparison) compile to."""
+        out = self.copy()
+        for c in comparisons:
+            out.predicates[c.predicate] = c.pdef(self.quantities)
+            out.comparisons[c.predicate] = c
+        return out
+
+    def static_relations(self, scene: Scene) -> list[Relation]:
+        """The facts of the compiled comparisons for the things of ``scene``."""
+        if not self.comparisons or self.quantities is None:
+            return []
+        from affplan_ros.core.recovery.quantities import comparison_relations
+
+        return comparison_relations(list(self.comparisons.values()), scene, self.quantities)
+
+    def with_statics(self, scene: Scene) -> Scene:
+        """``scene`` with the compiled comparisons' facts (itself when there are none)."""
+        facts = self.static_relations(scene)
+        if not facts and not self.comparisons:
+            return scene
+        out = scene.copy()
+        out.relations = [r for r in out.relations if r.predicate not in self.comparisons] + facts
+        return out
+
     # -- use ---------------------------------------------------------------------------------
     def build_kwargs(self) -> dict:
         kw = dict(oam=self.oam, capabilities=self.capabilities, predicates=self.predicates,
@@ -91,11 +122,11 @@ class Domain:
         return kw
 
     def build(self, scene: Scene, goal=None) -> PlanningTask:
-        return build_task(scene, goal, **self.build_kwargs())
+        return build_task(self.with_statics(scene), goal, **self.build_kwargs())
 
     def plan(self, scene: Scene, goal, *, time_limit: float = 30.0, mode: str = "optimal"):
 
-        return plan_for_goal(scene, goal, mode=mode, time_limit=time_limit, **self.build_kwargs())
+        return plan_for_goal(self.with_statics(scene), goal, mode=mode, time_limit=time_limit, **self.build_kwargs())
 
 
 # Predicates that place an object somewhere: an object is in one place at a time, so an

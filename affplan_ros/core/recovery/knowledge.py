@@ -5,7 +5,9 @@ must be microwave-safe). This module
 
 * validates a proposal before it may enter the domain: it parses; it uses only ``and``, ``or``,
   ``not``, ``=`` and predicates the domain has (affordance facts ``aff_<affordance>`` included)
-  or that are declared with it; its arguments are the action's parameters with fitting types;
+  or that are declared with it, and comparisons of known static quantities
+  (``(<= (mass ?object) (lift_capacity ?actor))``, :mod:`.quantities`, compiled to static
+  predicates when applied); its arguments are the action's parameters with fitting types;
   it is not already there; and it *explains* the failure - it is false in the state where the
   step failed (a condition that held then cannot be why the step failed);
 * keeps what was learned in a JSON file (atomic, synced writes under a lock, merged with what
@@ -38,6 +40,12 @@ from affplan_ros.core.model.scene import Relation, Scene
 from affplan_ros.core.planning.encoding import PDDL_CONFIG
 from affplan_ros.core.planning.simulate import holds, initial_state, substitute
 from affplan_ros.core.recovery.belief import Belief, Domain, parse_condition
+from affplan_ros.core.recovery.quantities import (
+    comparison_problems,
+    compile_condition,
+    has_comparison,
+    is_comparison,
+)
 
 KNOWLEDGE_VERSION = 1
 _NAME = re.compile(r"^[a-z][a-z0-9_\-]*$")
@@ -150,6 +158,9 @@ def condition_problems(domain: Domain, action: str, condition: str,
             problems.append(f"{e!r} is not a condition")
             return
         head = e[0]
+        if is_comparison(e):
+            problems.extend(comparison_problems(e, params, domain.quantities))
+            return
         if head in ("and", "or"):
             if len(e) < 2:
                 problems.append(f"({head}) needs operands")
@@ -208,9 +219,21 @@ def condition_problems(domain: Domain, action: str, condition: str,
     cap = domain.capabilities[action]
     pre = parse_condition(cap.precondition)
     conjuncts = list(pre[1:]) if not isinstance(pre, str) and pre[0] == "and" else [pre]
+    expr = compile_condition(expr)[0]   # a comparison is in the domain as its static predicate
     if expr in conjuncts or (expr[0] == "and" and all(x in conjuncts for x in expr[1:])):
         return [f"{action} already requires {condition}"]
     return []
+
+
+def compiled(domain: Domain, condition: str) -> tuple[Domain, str]:
+    """``condition`` with its numeric comparisons compiled to static predicates, and ``domain``
+    with those predicates (and their facts, through :meth:`Domain.with_statics`). A condition
+    without comparisons comes back as it is."""
+    expr = parse_condition(condition)
+    if not has_comparison(expr):
+        return domain, condition
+    out, comps = compile_condition(expr)
+    return domain.with_comparisons(comps), render_sexpr(out)
 
 
 def explains_failure(belief: Belief, step, condition: str) -> tuple[bool, str]:
@@ -223,7 +246,7 @@ def explains_failure(belief: Belief, step, condition: str) -> tuple[bool, str]:
     if step.agent:
         binding["?actor"] = task._map(step.agent)
 
-    ground = substitute(parse_condition(condition), binding)
+    ground = substitute(compile_condition(parse_condition(condition))[0], binding)
     if holds(ground, initial_state(task)):
         return False, (f"{render_sexpr(ground)} holds in the state where {step} failed, so it cannot be "
                        f"why it failed")
@@ -386,7 +409,8 @@ class KnowledgeStore:
                 if not any("already requires" in x for x in problems):
                     notes.append(f"learned precondition of {p.action} {p.condition} not used: {problems[0]}")
                 continue
-            domain = domain.with_precondition(p.action, p.condition)
+            domain, condition = compiled(domain, p.condition)
+            domain = domain.with_precondition(p.action, condition)
         return domain, notes
 
     def property_relations(self, scene: Scene, environment: Mapping[str, EnvironmentProperty] = ()) -> list[Relation]:

@@ -41,12 +41,14 @@ from affplan_ros.core.recovery.knowledge import (
     LearnedPrecondition,
     LearnedProperty,
     _known_unary_types,
+    compiled,
     condition_problems,
     explains_failure,
     most_similar_property,
     property_problems,
     property_relations,
 )
+from affplan_ros.core.recovery.quantities import quantities_prompt
 
 ROLES = ("cause", "precondition", "completeness", "translate", "expand")
 
@@ -247,6 +249,8 @@ def predicates_prompt(domain: Domain) -> str:
     aff = PDDL_CONFIG["affordance_prefix"]
     lines = []
     for p in domain.predicates.values():
+        if p.name in domain.comparisons:   # a compiled comparison: the quantities below say it
+            continue
         desc = p.description
         if p.internal and "(" in desc:  # "do not use this predicate (meaning)": goals only; preconditions may
             desc = desc[desc.index("(") + 1:desc.rindex(")")] + " (kept up to date by the actions)"
@@ -254,6 +258,9 @@ def predicates_prompt(domain: Domain) -> str:
 
     lines.append(f"({aff}<affordance or class> ?x) ; ?x has that affordance, e.g. ({aff}heat-resistance ?x); "
                  f"affordances and classes: {', '.join(sorted(_known_unary_types(domain)))}")
+    quantities = quantities_prompt(domain.quantities)
+    if quantities:
+        lines.append(quantities)
     return "\n".join(lines)
 
 
@@ -463,7 +470,9 @@ class Lasp:
                             b2.scene.add_relation(rel.predicate, *rel.args)
             if not problems:
                 problems += condition_problems(d2, ctx.action, tr.condition)
+            cond = tr.condition
             if not problems:
+                d2, cond = compiled(d2, tr.condition)   # comparisons of quantities -> static predicates
                 b2 = Belief(b2.scene, d2)
                 ok, why = explains_failure(b2, failed_step, tr.condition)
                 if not ok:
@@ -472,7 +481,7 @@ class Lasp:
                 out.rejected.append(f"{tr.condition or answer.strip()[:80]!r}: " + "; ".join(problems))
                 question = self.prompter.correction(problems)
                 continue
-            d3 = d2.with_precondition(ctx.action, tr.condition)
+            d3 = d2.with_precondition(ctx.action, cond)
             b3 = Belief(b2.scene, d3)
             attempt = self.plan_with_expansion(d3, b3, plan, ctx.task, goal_text, out, [prop] if prop else [])
             if not attempt.solved:

@@ -130,6 +130,26 @@ def test_apply_steps_follows_the_plan_effects() -> None:
     assert "cup0" not in mem.locations["table0"].objects
 
 
+def test_apply_steps_knows_the_robots_own_actions() -> None:
+    """A robot model with an action the built-in set lacks (a recovery scenario's heat_food):
+    memory follows its effects when given that model, instead of failing on the action."""
+    import dataclasses
+
+    from affplan_ros.core.knowledge.capabilities import load_capabilities
+    from affplan_ros.core.planning.simulate import SimulationError
+
+    caps = load_capabilities()
+    chill = dataclasses.replace(caps["open"], name="chill", description="chill ?object", precondition="(and)",
+                                effect="(and (clean ?object))")
+    ex = SimulatedExecutor(kitchen_scene(), oam=OAM)
+    mem = ex.initial_memory("table0")
+    step = PlanStep("chill", ("refrigerator0", "refrigerator0"), "robot0")
+    with pytest.raises(SimulationError, match="unknown action 'chill'"):
+        mem.apply_steps([step], oam=OAM)
+    mem.apply_steps([step], oam=OAM, capabilities={**caps, "chill": chill})
+    assert Relation("clean", ("refrigerator0",)) in mem.relations
+
+
 def test_execute_checks_ground_truth_and_counts_cost() -> None:
     ex = SimulatedExecutor(kitchen_scene(), oam=OAM)
     ok = ex.execute([PlanStep("grasp", ("banana0", "table0", "table0"), "robot0"),

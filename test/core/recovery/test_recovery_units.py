@@ -288,7 +288,7 @@ def test_all_shipped_scenarios_load() -> None:
     from affplan_ros.sim.scenario import load_scenarios
 
     got = load_scenarios(SCENARIOS)
-    assert len([s for s in got if s.set == "lasp"]) == 9 and len([s for s in got if s.set == "copal"]) >= 6
+    assert len([s for s in got if s.set == "lasp"]) == 11 and len([s for s in got if s.set == "copal"]) >= 6
     sc = scenario("lasp_store_fruit_2")
     robot = sc.robot_domain().capabilities
     closed = "(not (closed ?in))"
