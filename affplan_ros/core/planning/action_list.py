@@ -203,7 +203,11 @@ def make_executable(task: PlanningTask, steps: Sequence[Step], goal: Sequence[Se
                 entry.reason = f"its precondition does not hold and the gap bound ({max_gaps}) is reached"
                 continue
             out.gaps += 1
-            pr = plan_from(state, goal_dnf, gap_time_limit)
+            try:
+                pr = plan_from(state, goal_dnf, gap_time_limit)
+            except Exception as exc:  # noqa: BLE001 - the planner refused the goal: skip, say why, go on
+                entry.reason = f"the planner failed on its precondition: {exc}"
+                continue
             if not pr.solved:
                 entry.reason = f"no plan reaches its precondition ({pr.status}: {(pr.message or '').strip()[:120]})"
                 continue
@@ -227,7 +231,11 @@ def make_executable(task: PlanningTask, steps: Sequence[Step], goal: Sequence[Se
                        if len(steps) > max_actions else "every listed action handled")
     if goal_satisfied(state, [[_Mapped(l, task) for l in c] for c in goal]) is None:
         out.completion_needed = True
-        pr = plan_from(state, goal, completion_time_limit)
+        try:
+            pr = plan_from(state, goal, completion_time_limit)
+        except Exception as exc:  # noqa: BLE001 - reported as the completion's status
+            out.completion_status = f"error: {exc}"
+            return out
         out.completion_status = str(pr.status)
         if pr.solved:
             tail = [(s.action, s.pddl_args) for s in pr.plan]
