@@ -13,6 +13,23 @@ LLM modes:
   replay:paper   GPT-4's answers extracted on the fly from the paper's logs (logs/planning)
   endpoint       the LLM configured in the environment (AFFPLAN_LLM_BASE_URL, ...)
 
+Methods (``--method``):
+  goal             the LLM writes the goal, Fast Downward plans (AutoGPT+P)
+  llm-planner      the LLM writes the whole plan in one call (the domain's actions as PDDL in the
+                   prompt); the validator judges every precondition and the desired goal
+  llm-action-list  the LLM writes the list of actions (the llm-planner's prompt and answer); the
+                   classical planner makes it executable: where a listed action's precondition
+                   does not hold, Fast Downward plans from the current state to that precondition
+                   (a gap, --gap-time-limit seconds, at most --max-gaps) and the gap plan is
+                   spliced in; an action that is no ground action of the domain, or whose
+                   precondition no plan reaches, is skipped with the reason; where the desired
+                   goal does not hold after the list, the planner completes the plan to it.
+                   A case succeeds only where the list with its gaps reaches the desired goal:
+                   the completion plans for the scenario's desired goal, which the method never
+                   gets to see otherwise (counted, an empty answer would score like the oracle);
+                   a completed plan is still validated and reported as "reached with completion".
+                   See affplan_ros/core/planning/action_list.py.
+
 Writes results.json, summary.md and plan_bench.png to --out.  Module-level imports stay light
 (argparse and the bench frame) so `affplan --help` is fast.
 """
@@ -43,6 +60,12 @@ DEFAULT_TIME_LIMIT = 60.0
 DATA_DIR = Path(__file__).resolve().parent / "data"
 OAM_CORRECTIONS = DATA_DIR / "oam_corrections.yaml"
 DEFAULT_ROUNDS = 10
+DEFAULT_GAP_TIME_LIMIT = 10.0
+DEFAULT_MAX_GAPS = 10
+# The methods where the LLM writes actions (one call, the llm-planner's prompt), and their labels.
+LLM_METHODS = {"llm-planner": "the LLM writes the plan, the validator judges it",
+               "llm-action-list": "the LLM writes the action list, Fast Downward fills its gaps, the validator "
+                                  "judges it"}
 
 
 # --------------------------------------------------------------------------------------
@@ -71,10 +94,16 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--raw-oam", action="store_true",
                         help="use the original OAM as it is, without the project's documented corrections "
                              "(affplan_ros/bench/data/oam_corrections.yaml; applied only when --oam is not given)")
-    parser.add_argument("--method", default="goal", choices=["goal", "llm-planner"],
+    parser.add_argument("--method", default="goal", choices=["goal", *LLM_METHODS],
                         help="goal: the LLM writes the goal, Fast Downward plans (AutoGPT+P); llm-planner: the LLM "
                              "writes the plan itself, checked by the same validator (the paper's baseline; needs "
+                             "--llm endpoint); llm-action-list: the LLM writes the action list, Fast Downward plans "
+                             "the gaps to each unmet precondition and, if needed, completes it to the goal (needs "
                              "--llm endpoint)")
+    parser.add_argument("--gap-time-limit", type=float, default=DEFAULT_GAP_TIME_LIMIT,
+                        help="llm-action-list: planner seconds per gap (the completion gets --time-limit)")
+    parser.add_argument("--max-gaps", type=int, default=DEFAULT_MAX_GAPS,
+                        help="llm-action-list: at most this many gaps planned per case")
     parser.add_argument("--mode", default="optimal", choices=["optimal", "satisficing"], help="planner search")
     parser.add_argument("--time-limit", type=float, default=DEFAULT_TIME_LIMIT, help="planner seconds per case")
     parser.add_argument("--max-rounds", type=int, default=DEFAULT_ROUNDS, help="goal self-correction bound")
@@ -173,11 +202,14 @@ def _prepare(args: argparse.Namespace) -> dict:
         raise BenchSetupError(f"--llm {llm!r}: use oracle, offline, replay:FILE, replay:paper or endpoint")
     if kind in ("oracle", "offline"):
         paper = _paper_record_quiet(data, sets, logs, args.paper_correction)
-    if getattr(args, "method", "goal") == "llm-planner":
+    method = getattr(args, "method", "goal")
+    if method in LLM_METHODS:
         if kind != "endpoint":
-            raise BenchSetupError(f"--method llm-planner: the LLM writes the plans itself, so it needs --llm endpoint "
+            raise BenchSetupError(f"--method {method}: the LLM writes the actions itself, so it needs --llm endpoint "
                                   f"(not {llm})")
-        label += "; method llm-planner (the LLM writes the plan, the validator judges it)"
+        label += f"; method {method} ({LLM_METHODS[method]})"
+    if getattr(args, "max_gaps", 0) < 0 or getattr(args, "gap_time_limit", 1.0) <= 0:
+        raise BenchSetupError("--max-gaps must be >= 0 and --gap-time-limit > 0")
 
     cases: list[dict] = []
     for s in sets:
@@ -217,7 +249,9 @@ def _prepare(args: argparse.Namespace) -> dict:
               "pad": args.pad,
               "prune": not args.no_prune, "semantic": not args.no_semantic, "max_rounds": args.max_rounds,
               "max_llm_seconds": args.max_llm_seconds, "endpoint": endpoint,
-              "method": getattr(args, "method", "goal")}
+              "method": getattr(args, "method", "goal"),
+              "gap_time_limit": getattr(args, "gap_time_limit", DEFAULT_GAP_TIME_LIMIT),
+              "max_gaps": getattr(args, "max_gaps", DEFAULT_MAX_GAPS)}
     paper_sets = {k: {kk: vv for kk, vv in v.items() if kk != "per_case"} for k, v in paper.items()}
     return {"cases": cases, "worker": worker, "jobs": jobs, "sets": [s.name for s in sets],
             "llm_label": label, "llm": llm, "data": str(data), "paper": paper_sets,
@@ -338,7 +372,7 @@ def _empty_result(case: dict) -> dict:
         "seconds": {"prepare": 0.0, "llm": 0.0, "check": 0.0, "plan": 0.0, "simulate": 0.0, "total": 0.0},
         "plan_timings": None, "objects": None, "warnings": [], "notes": [], "error": None, "failure": None,
         "failure_kind": None, "evidence": None, "declined": False, "answered_by": [],
-        "paper": case.get("paper"),
+        "paper": case.get("paper"), "action_list": None,
     }
 
 
@@ -378,7 +412,9 @@ _KINDS = (("declined", "declined"), ("error", "error"), ("simulation error", "er
           ("replay", "no_answer"), ("goal not accepted", "goal_rejected"), ("no plan (timeout", "plan_timeout"),
           ("no plan", "no_plan"), ("plan does not reach", "wrong_goal"), ("not minimal", "not_minimal"),
           ("no min_costs", "not_minimal"), ("llm-planner: the LLM failed", "error"),
-          ("llm-planner: the answer holds no action", "no_plan"), ("llm-planner: ", "plan_invalid"))
+          ("llm-planner: the answer holds no action", "no_plan"), ("llm-planner: ", "plan_invalid"),
+          ("llm-action-list: the LLM failed", "error"), ("llm-action-list: completed", "completed"),
+          ("llm-action-list: no completion", "no_plan"), ("llm-action-list: ", "plan_invalid"))
 
 
 def failure_kind(failure: Optional[str]) -> Optional[str]:
@@ -410,17 +446,18 @@ def _run_case(case: dict, r: dict) -> None:
     if cfg.get("method") == "llm-planner":
         _llm_planner(case, r, scene, full, desired)
         return
+    if cfg.get("method") == "llm-action-list":
+        _llm_action_list(case, r, cfg, oam, scene, full, desired)
+        return
     res = _goal(case, r, cfg, oam, scene, full, answers)
     pr = _plan(r, cfg, oam, scene, full, res) if res is not None else None
     if pr is not None:
         _judge(case, r, full, desired, res, pr)
 
 
-def _llm_planner(case: dict, r: dict, scene, full, desired: Optional[list]) -> None:
-    """The baseline: the LLM writes the plan (one call), the validator judges it against the
-    desired goal: every precondition on the way, then the goal."""
+def _llm_actions(case: dict, r: dict, scene, full):
+    """The LLM's actions for the case (one call, the llm-planner's prompt), recorded in ``r``."""
     from affplan_ros.core.agent.plan_tool import scene_relations_text
-    from affplan_ros.core.planning.planner import validate
     from affplan_ros.llm.llm_planner import llm_plan, steps_text
 
     got = llm_plan(_WORKER["client"], case["task"], full, scene_relations_text(scene, full.names))
@@ -428,6 +465,15 @@ def _llm_planner(case: dict, r: dict, scene, full, desired: Optional[list]) -> N
     r["tokens"] = {"prompt": got.prompt_tokens, "completion": got.completion_tokens}
     r["seconds"]["llm"] = round(got.seconds, 4)
     r["plan"] = steps_text(got.steps)
+    return got
+
+
+def _llm_planner(case: dict, r: dict, scene, full, desired: Optional[list]) -> None:
+    """The baseline: the LLM writes the plan (one call), the validator judges it against the
+    desired goal: every precondition on the way, then the goal."""
+    from affplan_ros.core.planning.planner import validate
+
+    got = _llm_actions(case, r, scene, full)
     if got.error:
         r["failure"] = r["failure"] or f"llm-planner: {got.error}"
         return
@@ -438,6 +484,50 @@ def _llm_planner(case: dict, r: dict, scene, full, desired: Optional[list]) -> N
     r["success"], r["cost"] = ok, cost
     if not ok:
         r["failure"] = r["failure"] or f"llm-planner: {message}"
+    _cost_verdict(case, r, cost)
+
+
+def _llm_action_list(case: dict, r: dict, cfg: dict, oam, scene, full, desired: Optional[list]) -> None:
+    """The second baseline: the LLM writes the action list (one call), the planner makes it
+    executable (gaps, then the completion if needed), the validator judges the final plan. A case
+    succeeds only where no completion was needed (module docstring)."""
+    from affplan_ros.core.planning.action_list import make_executable
+    from affplan_ros.core.planning.planner import validate
+    from affplan_ros.llm.llm_planner import steps_text
+
+    got = _llm_actions(case, r, scene, full)
+    if got.llm_failed:
+        r["failure"] = r["failure"] or f"llm-action-list: {got.error}"
+        return
+    if desired is None:
+        return
+    res = make_executable(full, got.steps, desired, oam=oam, mode=cfg["mode"], gap_time_limit=cfg["gap_time_limit"],
+                          completion_time_limit=cfg["time_limit"], max_gaps=cfg["max_gaps"], prune=cfg["prune"])
+    r["seconds"]["plan"] = round(res.planner_seconds, 4)
+    r["plan"] = steps_text(res.steps)
+    ok, cost, message = validate(full, desired, res.steps)
+    r["plan_status"] = "valid" if ok else "invalid"
+    r["cost"] = cost
+    r["success"] = ok and not res.completion_needed
+    r["action_list"] = {
+        "listed": len(res.listed), "kept": res.kept, "skipped": res.skipped, "inserted": res.inserted,
+        "inserted_gaps": res.inserted_gap, "inserted_completion": len(res.completion), "gaps": res.gaps,
+        "completion_needed": res.completion_needed, "completion_status": res.completion_status,
+        "completion": res.completion, "reached_with_completion": bool(ok and res.completion_needed),
+        "length": len(res.steps), "planner_calls": res.planner_calls, "stop_reason": res.stop_reason,
+        "no_action_in_answer": not got.steps,
+        "actions": [{"index": a.index, "step": a.step, "kept": a.kept, "reason": a.reason, "inserted": a.inserted}
+                    for a in res.listed]}
+    if res.completion_needed and ok:
+        r["failure"] = r["failure"] or (f"llm-action-list: completed: the list (with {res.gaps} gap(s) planned) did "
+                                        f"not reach the desired goal; the planner's completion did with "
+                                        f"{len(res.completion)} action(s)"
+                                        + (" (the answer held no action)" if not got.steps else ""))
+    elif res.completion_needed:
+        r["failure"] = r["failure"] or (f"llm-action-list: no completion: the list did not reach the desired goal "
+                                        f"and the planner found no completion ({res.completion_status})")
+    elif not ok:
+        r["failure"] = r["failure"] or f"llm-action-list: {message}"
     _cost_verdict(case, r, cost)
 
 
@@ -608,7 +698,7 @@ def _cost_verdict(case: dict, r: dict, cost: Optional[float]) -> None:
 def set_stats(rows: Sequence[dict]) -> dict:
     n = len(rows)
     acc = [r for r in rows if r["goal"] is not None]
-    return {
+    stats = {
         "cases": n,
         "success": sum(r["success"] for r in rows),
         "minimal": sum(r["minimal"] for r in rows),
@@ -627,6 +717,27 @@ def set_stats(rows: Sequence[dict]) -> dict:
                     for k in ("prepare", "llm", "check", "plan", "simulate", "total")},
         "mean_plan_s": round(sum(r["seconds"]["plan"] for r in rows) / n, 3) if n else 0.0,
     }
+    if any(r.get("action_list") for r in rows):
+        stats["action_list"] = action_list_stats(rows)
+    return stats
+
+
+def action_list_stats(rows: Sequence[dict]) -> dict:
+    """The llm-action-list counts of ``rows`` (a case without an ``action_list`` record, e.g. the
+    LLM failed, counts as a case with nothing in it)."""
+    als = [r.get("action_list") or {} for r in rows]
+    valid = [r for r in rows if r.get("action_list") and r["plan_status"] == "valid"]
+    out = {"cases": len(rows), "success": sum(r["success"] for r in rows),
+           "reached_with_completion": sum(bool(a.get("reached_with_completion")) for a in als),
+           "completion_needed": sum(bool(a.get("completion_needed")) for a in als),
+           "no_action_in_answer": sum(bool(a.get("no_action_in_answer")) for a in als),
+           "planner_s": round(sum(r["seconds"]["plan"] for r in rows), 3),
+           "llm_calls": sum(r["llm_calls"] for r in rows),
+           "tokens": sum(r["tokens"]["prompt"] + r["tokens"]["completion"] for r in rows)}
+    for k in ("listed", "kept", "skipped", "inserted", "inserted_gaps", "inserted_completion", "gaps"):
+        out[k] = sum(a.get(k, 0) for a in als)
+    out["length_vs_min"] = {k: sum(r["cost_vs_min"] == k for r in valid) for k in ("equal", "above", "below")}
+    return out
 
 
 def build_report(results: Sequence[dict], cfg: dict, seconds: float = 0.0) -> dict:
@@ -659,9 +770,15 @@ def summary_markdown(report: dict) -> str:
     w = report["worker"]
     L.append(f"- LLM: {report['llm_label']}")
     L.append(f"- data: `{report['data']}`")
-    L.append(f"- planner: Fast Downward {w['mode']}, {w['time_limit']:g} s per case, pruning "
-             f"{'on' if w['prune'] else 'off'}; goal loop bound {w['max_rounds']} rounds; semantic check "
-             f"{'on' if w['semantic'] else 'off'}")
+    if w.get("method") in LLM_METHODS:
+        L.append(f"- method {w['method']}: one LLM call per case" + (
+            f"; Fast Downward {w['mode']}, {w.get('gap_time_limit', DEFAULT_GAP_TIME_LIMIT):g} s per gap, at most "
+            f"{w.get('max_gaps', DEFAULT_MAX_GAPS)} gaps, {w['time_limit']:g} s for the completion, pruning "
+            f"{'on' if w['prune'] else 'off'}" if w["method"] == "llm-action-list" else ""))
+    else:
+        L.append(f"- planner: Fast Downward {w['mode']}, {w['time_limit']:g} s per case, pruning "
+                 f"{'on' if w['prune'] else 'off'}; goal loop bound {w['max_rounds']} rounds; semantic check "
+                 f"{'on' if w['semantic'] else 'off'}")
     L.append(f"- wall time {report['seconds']:.0f} s")
     applied = [o for o in w.get("oams", []) if str(OAM_CORRECTIONS) in o]
     if applied:
@@ -712,7 +829,10 @@ def summary_markdown(report: dict) -> str:
                  + " (goal_rejected: the checks refused the answer up to the bound; no_plan/plan_timeout: "
                    "Fast Downward found no plan / none in time; wrong_goal: planned, but the desired goal is "
                    "not reached; data: the scenario itself is broken; declined: the backend said it is not sure "
-                   "and nothing was planned or executed)\n")
+                   "and nothing was planned or executed; completed: the LLM's action list missed the goal, the "
+                   "planner's completion reached it; plan_invalid: the validator rejected the plan)\n")
+    if any("action_list" in s for s in report["sets"].values()):
+        L.extend(_action_list_section(report))
     L.append(f"## Failed or non-minimal cases ({len(fails)})\n")
     if not fails:
         L.append("None.\n")
@@ -738,6 +858,67 @@ def summary_markdown(report: dict) -> str:
                      f"— plan: {'; '.join(r['plan']) or '(empty: the goal holds already)'}"
                      + (f"\n  - evidence: {r['evidence']}" if r.get("evidence") else ""))
     return "\n".join(L) + "\n"
+
+
+def _action_list_section(report: dict) -> list[str]:
+    """summary.md's part for `--method llm-action-list`: per set, then per case."""
+    w = report["worker"]
+    L = ["## LLM action list made executable by the planner (`--method llm-action-list`)\n",
+         "The LLM writes the list of actions (the llm-planner's prompt); where a listed action's precondition "
+         "does not hold, Fast Downward plans from the current state to it (a gap: "
+         f"{w.get('gap_time_limit', DEFAULT_GAP_TIME_LIMIT):g} s each, at most {w.get('max_gaps', DEFAULT_MAX_GAPS)} "
+         "per case) and the gap plan is spliced in; an action that is no ground action of the domain, or whose "
+         "precondition no plan reaches, is skipped with the reason; where the desired goal does not hold after "
+         "the list, the planner completes the plan to it. **Success** counts only the list with its gaps: the "
+         "completion plans for the scenario's desired goal, which the method never sees otherwise (counted, an "
+         "empty answer would score like the oracle); a completed plan is validated all the same and counted as "
+         "*reached with completion*. Length vs min: the valid final plans' cost against min_costs (the optimum; "
+         "a case the LLM call failed for counts with nothing in it). "
+         "Inserted: actions the planner put in (gaps / completion).\n",
+         "| Set | Cases | Success | Reached with completion | Completion needed | LLM actions kept / skipped "
+         "| Inserted (gaps / completion) | Length vs min (= / > / <) | Planner s | LLM calls | Tokens |",
+         "|" + "---|" * 11]
+    rows = [(n, s) for n, s in report["sets"].items()] + [(f"**{k}**", v) for k, v in report["totals"].items()]
+    for name, s in rows:
+        a = s.get("action_list")
+        if not a:
+            continue
+        lv = a["length_vs_min"]
+        L.append(f"| {name} | {a['cases']} | {rate(a['success'], a['cases'])} | "
+                 f"{rate(a['reached_with_completion'], a['cases'])} | {rate(a['completion_needed'], a['cases'])} | "
+                 f"{a['kept']} / {a['skipped']} | {_inserted(a)} | {lv['equal']} / {lv['above']} / {lv['below']} | "
+                 f"{a['planner_s']:.2f} | "
+                 f"{a['llm_calls']} | {a['tokens']} |")
+    L += ["", "| Case | Success | Completion | Length, cost (min_costs) | Kept / skipped "
+              "| Inserted (gaps / completion) | Planner s | LLM calls | Tokens |", "|" + "---|" * 9]
+    for r in report["cases"]:
+        a = r.get("action_list")
+        if not a:
+            continue
+        completion = ("not needed" if not a["completion_needed"] else
+                      "reached the goal" if a["reached_with_completion"] else f"failed ({a['completion_status']})")
+        L.append(f"| {r['set']}#{r['index']} | {'yes' if r['success'] else 'no'} | {completion} | "
+                 + (f"{a['length']}, {r['cost']:g}" if r["plan_status"] == "valid" else "-")
+                 + f" ({r['min_costs']}) | "
+                 f"{a['kept']} / {a['skipped']} | {_inserted(a)} | {r['seconds']['plan']:.2f} | {r['llm_calls']} | "
+                 f"{r['tokens']['prompt'] + r['tokens']['completion']} |")
+    stops: dict[str, int] = {}
+    for r in report["cases"]:
+        if r.get("action_list"):
+            stops[r["action_list"]["stop_reason"]] = stops.get(r["action_list"]["stop_reason"], 0) + 1
+    if stops:
+        L += ["", "Why the pass over the list stopped: " + "; ".join(f"{k}: {v}" for k, v in sorted(stops.items()))]
+    skipped = [(r, x) for r in report["cases"] for x in (r.get("action_list") or {}).get("actions", ())
+               if not x["kept"]]
+    if skipped:
+        L += ["", "Skipped LLM actions:"]
+        L += [f"- {r['set']}#{r['index']} action {x['index']} `({x['step']})`: {x['reason']}" for r, x in skipped]
+    L.append("")
+    return L
+
+
+def _inserted(a: dict) -> str:
+    return f"{a['inserted']} ({a['inserted_gaps']} / {a['inserted_completion']})"
 
 
 # Evidence for cases that fail (or look odd) for a reason outside the goal pipeline, found in

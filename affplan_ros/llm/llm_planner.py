@@ -1,5 +1,9 @@
 """The LLM as the planner: AutoGPT+P's first baseline, for `bench plan --method llm-planner`.
 
+The same prompt and answer format serve the second baseline, `--method llm-action-list`, where the
+answer is a list of actions the classical planner makes executable
+(:mod:`affplan_ros.core.planning.action_list`).
+
 The model is shown the domain's actions (PDDL), the objects and the state, and writes the plan
 itself; nothing corrects it. The plan is then checked by the same validator as Fast Downward's
 plans (every precondition, then the goal), so the baseline can only score what would really
@@ -23,6 +27,7 @@ class LlmPlan:
     steps: list[tuple[str, tuple[str, ...]]] = field(default_factory=list)   # (action, (actor, *args))
     answer: str = ""
     error: Optional[str] = None
+    llm_failed: bool = False            # the call itself failed (``error`` says how)
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
@@ -63,7 +68,7 @@ def llm_plan(llm: ChatModel, task: str, full, scene_text: str) -> LlmPlan:
     try:
         c = llm.complete([{"role": "user", "content": planner_prompt(task, full, scene_text)}])
     except ChatModelError as exc:
-        out.error = f"the LLM failed: {exc}"
+        out.error, out.llm_failed = f"the LLM failed: {exc}", True
         return out
     out.answer = c.text or ""
     out.prompt_tokens, out.completion_tokens = c.prompt_tokens, c.completion_tokens

@@ -54,17 +54,17 @@ CASES = [
 ]
 
 
-def make_data(root: Path) -> Path:
+def make_data(root: Path, scene: str = SCENE, cases=CASES, oam: str = OAM) -> Path:
     data = root / "autogpt_p" / "data"
     (data / "evaluation" / "scenarios").mkdir(parents=True)
     (data / "evaluation" / "scenes").mkdir(parents=True)
-    (data / "evaluation" / "scenes" / "tiny.txt").write_text(SCENE)
+    (data / "evaluation" / "scenes" / "tiny.txt").write_text(scene)
     with (data / "evaluation" / "scenarios" / "evaluation_simple_task.csv").open("w", newline="") as fh:
         w = csv.writer(fh)
         w.writerow(["task", "scene_file", "desired_goal", "min_costs"])
-        for task, goal, cost in CASES:
+        for task, goal, cost in cases:
             w.writerow([task, "tiny.txt", goal, cost])
-    (root / "oam.yaml").write_text(OAM)
+    (root / "oam.yaml").write_text(oam)
     return data
 
 

@@ -197,6 +197,31 @@ def _is_a(task: PlanningTask, obj: str, builtin: str) -> bool:
     return builtin == "object" and obj in task.object_types
 
 
+def ground_step(task: PlanningTask, action: str, args: Sequence[str]):
+    """``(capability, actor, binding)`` of the step ``(action, *args)`` (PDDL names, the actor
+    first unless the capability is the environment's); raises :class:`SimulationError` saying why
+    when the step is no ground action of the task (unknown action or object, wrong number of
+    arguments, an argument of the wrong built-in type)."""
+    cap = task.capabilities.get(action)
+    if cap is None:
+        raise SimulationError("unknown action")
+    if len(args) != len(cap.parameters) + (0 if cap.environment else 1):
+        raise SimulationError("wrong number of arguments")
+    actor, rest = split_actor(cap, args)
+    if not cap.environment and not _is_a(task, actor, "actor"):
+        raise SimulationError(f"{actor} is not an actor" if actor in task.object_types else f"unknown object {actor}")
+    for p, a in zip(cap.parameters, rest):
+        builtin = p.type if p.type in ("location", "actor") else "object"
+        if a not in task.object_types:
+            raise SimulationError(f"unknown object {a}")
+        if not _is_a(task, a, builtin):
+            raise SimulationError(f"{a} is not a {builtin}")
+    binding = {f"?{p.name}": a for p, a in zip(cap.parameters, rest)}
+    if not cap.environment:
+        binding["?actor"] = actor
+    return cap, actor, binding
+
+
 def validate_plan(task: PlanningTask, goal: Sequence[Sequence],
                   steps: Sequence[tuple[str, Sequence[str]]]) -> tuple[bool, float | None, str]:
     """Validate a plan of ``(action, (actor, *args))`` steps (PDDL names) on ``task``.
@@ -219,22 +244,11 @@ def validate_plan(task: PlanningTask, goal: Sequence[Sequence],
     cost = 0.0
     for n, (action, args) in enumerate(steps, 1):
         text = f"step {n} ({action} {' '.join(args)})"
-        cap = task.capabilities.get(action)
-        if cap is None:
-            return False, None, f"plan rejected by the validator: {text}: unknown action"
-        if len(args) != len(cap.parameters) + (0 if cap.environment else 1):
-            return False, None, f"plan rejected by the validator: {text}: wrong number of arguments"
-        actor, rest = split_actor(cap, args)
-        if not cap.environment and not _is_a(task, actor, "actor"):
-            return False, None, f"plan rejected by the validator: {text}: {actor} is not an actor"
-        for p, a in zip(cap.parameters, rest):
-            builtin = p.type if p.type in ("location", "actor") else "object"
-            if not _is_a(task, a, builtin):
-                return False, None, f"plan rejected by the validator: {text}: {a} is not a {builtin}"
+        try:
+            cap, actor, binding = ground_step(task, action, args)
+        except SimulationError as exc:
+            return False, None, f"plan rejected by the validator: {text}: {exc}"
         pre, eff = full_condition(cap)
-        binding = {f"?{p.name}": a for p, a in zip(cap.parameters, rest)}
-        if not cap.environment:
-            binding["?actor"] = actor
         if not holds(substitute(pre, binding), state, holders):
             return False, None, f"plan rejected by the validator: {text}: precondition is false"
         adds, dels = set(), set()
