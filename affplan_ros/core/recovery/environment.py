@@ -25,9 +25,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Union
 
-import yaml
-
 from affplan_ros.core.errors import ConfigError
+from affplan_ros.core.files.settings import read_section
 from affplan_ros.core.model.scene import Scene
 from affplan_ros.core.recovery.knowledge import EnvironmentProperty
 from affplan_ros.core.recovery.lasp import SceneEnvironment
@@ -48,14 +47,10 @@ class DeclaredProperty:
 def load_declared_properties(path: Union[str, Path]) -> dict[str, DeclaredProperty]:
     """``properties: {name: {description: ..., objects: [...], classes: [...]}}``; errors name the file."""
     path = Path(path)
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise ConfigError(f"cannot read the environment properties {path}: {exc}") from exc
-    if not isinstance(data, Mapping) or not isinstance(data.get("properties"), Mapping):
-        raise ConfigError(f"{path}: expected `properties: {{name: {{description, objects, classes}}}}`")
+    section = read_section(path, "properties", ConfigError, "environment properties",
+                           "`properties: {name: {description, objects, classes}}`")
     out = {}
-    for name, d in data["properties"].items():
+    for name, d in section.items():
         if not isinstance(d, Mapping) or not str(d.get("description", "")).strip():
             raise ConfigError(f"{path}: property {name}: a mapping with a description (and objects, classes)")
         lists = {}

@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Optional, Sequence, Union
 
-import yaml
-
 from affplan_ros.core.errors import ConfigError
+from affplan_ros.core.files.settings import read_section
 from affplan_ros.core.goals.sexpr import render_sexpr
 from affplan_ros.core.model.predicates import PredicateDef
 from affplan_ros.core.model.scene import Relation, Scene
@@ -127,14 +126,9 @@ def _number(v, what: str) -> float:
 
 def load_quantities(path: Union[str, Path, None] = None, object_table=None) -> Quantities:
     path = Path(path) if path else DEFAULT_QUANTITIES
-    try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
-        raise QuantityError(f"cannot read the quantity table {path}: {exc}") from exc
-    if not isinstance(data, Mapping) or not isinstance(data.get("quantities"), Mapping):
-        raise QuantityError(f"{path}: expected a mapping with `quantities:`")
+    section = read_section(path, "quantities", QuantityError, "quantity table", "a mapping with `quantities:`")
     defs = {}
-    for name, d in data["quantities"].items():
+    for name, d in section.items():
         where = f"{path}: quantity {name}"
         if not _NAME.match(str(name)):
             raise QuantityError(f"{where}: a name is lower case letters, digits and _")
