@@ -208,11 +208,10 @@ def load_scenario(path: Union[str, Path], base_oam: Optional[OamDatabase] = None
         if action not in caps:
             raise ScenarioError(f"{where}: hidden.preconditions[{i}]: unknown action {action!r}")
         try:
-            parse_condition(cond)
-        except ValueError as exc:
+            comparisons = compile_condition(parse_condition(cond))[1]
+        except ValueError as exc:   # (a malformed comparison too: QuantityError)
             raise ScenarioError(f"{where}: hidden.preconditions[{i}]: {exc}") from exc
-        unknown_q = sorted({q for c in compile_condition(parse_condition(cond))[1] for q, _v in c.terms()}
-                           - set(quantities.defs))
+        unknown_q = sorted({q for c in comparisons for q, _v in c.terms()} - set(quantities.defs))
         if unknown_q:
             raise ScenarioError(f"{where}: hidden.preconditions[{i}]: unknown quantities {unknown_q} "
                                 f"(known: {quantities.describe()})")

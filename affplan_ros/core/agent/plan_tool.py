@@ -80,12 +80,17 @@ class TaskPlanner:
             with the planner's reason (a time-out or a planner error does not: asking again
             would not make planning cheaper)."""
             tp = time.monotonic()
-            limit = self.time_limit
-            if max_seconds is not None:  # the caller's wall-time bound covers planning too
-                limit = max(1.0, min(limit, max_seconds - (time.monotonic() - t0)))
+
+            def limit() -> float:
+                if max_seconds is None:
+                    return self.time_limit
+                # The caller's wall-time bound covers planning too, the step planner and its
+                # fallback together: what the one used is not the other's again.
+                return max(1.0, min(self.time_limit, max_seconds - (time.monotonic() - t0)))
+
             goal = to_scene_names(dnf, task.names)
-            got = self.solver(scene, goal, limit, kwargs) if self.solver is not None else None
-            tried.append(got if got is not None else plan_for_goal(scene, goal, mode=self.mode, time_limit=limit,
+            got = self.solver(scene, goal, limit(), kwargs) if self.solver is not None else None
+            tried.append(got if got is not None else plan_for_goal(scene, goal, mode=self.mode, time_limit=limit(),
                                                                    prune=self.prune, **kwargs))
             out.plan_seconds += time.monotonic() - tp
             if tried[-1].status is not PlanStatus.UNSOLVABLE:

@@ -137,7 +137,8 @@ class SuiteEnvironment(SceneEnvironment):
     def properties(self) -> dict[str, EnvironmentProperty]:
         props = properties_from_scene(self.scene, oam=self.oam, declared=self.declared, quantities=self.quantities,
                                       object_table=self.object_table, predicates=self.predicates)
-        props.update(self.known_properties)
+        for name, prop in self.known_properties.items():
+            props.setdefault(name, prop)     # declared properties are not replaced (module docstring)
         return props
 
 

@@ -162,8 +162,10 @@ class Comparison:
     def _term_name(t: Term) -> str:
         if isinstance(t, tuple):
             return t[0]
-        text = f"{t:g}".replace("-", "m").replace(".", "p").replace("+", "")
-        return f"n{text}"
+        # Exact (the shortest text that reads back as the same number): two thresholds that
+        # differ only in the seventh digit are two predicates, not one that takes both's facts.
+        text = str(int(t)) if float(t).is_integer() and abs(t) < 1e15 else repr(float(t))
+        return "n" + text.replace("-", "m").replace(".", "p").replace("+", "")
 
     @property
     def predicate(self) -> str:
@@ -249,8 +251,21 @@ def comparison_problems(expr, params: Mapping[str, str], quantities: Optional[Qu
 
 
 def to_comparison(expr) -> Comparison:
+    """The comparison ``expr`` (parsed); ``QuantityError`` where it is not one this module compiles
+    (an operator other than ``OPS``, not two operands, an operand neither a number nor
+    ``(quantity ?var)``) - a learned one is checked by :func:`comparison_problems` first, but a
+    scenario's hidden rule reaches here as written."""
+    if expr[0] not in OPS or len(expr) != 3:
+        raise QuantityError(f"{render_sexpr(expr)}: a comparison is (op a b) with op one of {', '.join(OPS)}")
+
     def term(a):
-        return float(a) if isinstance(a, str) else (str(a[0]), str(a[1]))
+        if isinstance(a, str):
+            if not _is_number(a):
+                raise QuantityError(f"{render_sexpr(expr)}: {a} is neither a number nor (quantity ?var)")
+            return float(a)
+        if len(a) != 2 or not all(isinstance(x, str) for x in a):
+            raise QuantityError(f"{render_sexpr(expr)}: an operand is a number or (quantity ?var)")
+        return (str(a[0]), str(a[1]))
     return Comparison(expr[0], term(expr[1]), term(expr[2]))
 
 

@@ -131,3 +131,29 @@ def test_a_scenario_with_unknown_quantities_or_objects_is_refused(tmp_path) -> N
     bad.write_text(text.replace("mass: {watermelon0: 4.5}", "mass: {watermelon0: heavy}"))
     with pytest.raises(ScenarioError, match="must be a number"):
         load_scenario(bad)
+
+
+@pytest.mark.parametrize("condition, words", [
+    ("(== (mass ?object) (lift_capacity ?actor))", r"a comparison is \(op a b\)"),
+    ("(<= (mass ?object))", r"a comparison is \(op a b\)"),
+    ("(<= (mass ?object) heavy)", "neither a number nor"),
+])
+def test_a_scenario_hidden_rule_with_a_malformed_comparison_is_refused_naming_it(tmp_path, condition, words) -> None:
+    """A hidden rule is not checked as a learned one is: a malformed comparison used to crash the
+    node with a bare KeyError or IndexError instead of naming the file and the rule."""
+    path = scenario("lasp_serve_fruit_3").path
+    text = open(path).read()
+    bad = tmp_path / "bad.yaml"
+    rule = 'condition: "(<= (mass ?object) (lift_capacity ?actor))"'
+    bad.write_text(text.replace(rule, f'condition: "{condition}"'))
+    assert bad.read_text() != text
+    with pytest.raises(ScenarioError, match=r"hidden\.preconditions\[0\].*" + words):
+        load_scenario(bad)
+
+
+def test_thresholds_that_differ_in_the_seventh_digit_are_two_predicates() -> None:
+    from affplan_ros.core.recovery.quantities import Comparison
+
+    a, b = (Comparison("<", ("mass", "?o"), t) for t in (1.2345671, 1.2345672))
+    assert a.predicate != b.predicate
+    assert Comparison("<", ("mass", "?o"), 0.4).predicate == "num_mass_lt_n0p4"

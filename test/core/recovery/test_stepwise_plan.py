@@ -87,3 +87,37 @@ def test_grounding_facts_answer_as_the_provider_did() -> None:
     # an object the robot did not judge does not count as reachable
     gp = load_grounding()["reachable"]
     assert FactGrounding(facts).ground(gp, [("cup9",)]).true == frozenset()
+
+
+def test_the_step_planner_and_its_fallback_share_the_callers_time_bound(monkeypatch) -> None:
+    """The caller's ``max_seconds`` covers the step planner and Fast Downward after it together:
+    a step planner that used 25 of 30 seconds leaves Fast Downward the 5 that remain, not the
+    full planner limit again (a goal could take twice its bound)."""
+    from _kitchen import OAM, kitchen_scene
+
+    from affplan_ros.core.agent import plan_tool
+    from affplan_ros.core.goals.loop import GoalLoop
+    from affplan_ros.core.planning.planner import PlanResult
+    from affplan_ros.llm.backends import make_backend
+    from affplan_ros.llm.prompting import GoalPromptBuilder
+
+    clock = [1000.0]
+    monkeypatch.setattr(plan_tool.time, "monotonic", lambda: clock[0])
+    limits = []
+
+    def solver(scene, goal, limit, kwargs):
+        limits.append(("stepwise", limit))
+        clock[0] += limit - 5.0          # it spends all but 5 s of what it was given, then gives up
+        return None
+
+    def fast_downward(scene, goal, time_limit, **_kwargs):
+        limits.append(("planner", time_limit))
+        return PlanResult(PlanStatus.SOLVED, cost=0.0, optimal=True)
+
+    monkeypatch.setattr(plan_tool, "plan_for_goal", fast_downward)
+    backend = make_backend(oam=OAM, environ={})
+    planner = plan_tool.TaskPlanner(GoalLoop(backend.model, GoalPromptBuilder()), oam=OAM, time_limit=30.0,
+                                    solver=solver)
+    planner.plan("Bring me the banana", kitchen_scene(), max_seconds=30.0)
+    assert limits[0][0] == "stepwise" and limits[0][1] <= 30.0
+    assert limits[1][0] == "planner" and limits[1][1] <= 5.5, limits
