@@ -164,20 +164,23 @@ class PlanningNode(Node):
             if self.knowledge.error:
                 self.get_logger().error(f"knowledge file not used, planning without learned knowledge: "
                                         f"{self.knowledge.error}")
-        domain, notes = store.apply(self.domain)
-        for note in notes:
-            self.get_logger().warn(note)
-        scene = memory.scene()
-        env = self.environment_knowledge.environment(scene, self.oam, domain.predicates) if store.properties else None
-        for rel in store.property_relations(scene, env.properties() if env is not None else ()):
-            scene.add_relation(rel.predicate, *rel.args)
-        scene = domain.with_statics(scene)   # learned comparisons of quantities, as static facts
-        notes = []
-        if facts is not None:
-            from affplan_ros.core.recovery.grounding import FactGrounding, ground_domain
+        from affplan_ros.core.recovery.grounding import FactGrounding
+        from affplan_ros.core.recovery.problem import prepare_problem
 
-            domain, scene, report = ground_domain(domain, scene, FactGrounding(facts))
-            notes.append(f"grounding: {report.text()}")
+        scene = memory.scene()
+
+        def environment(domain):
+            return self.environment_knowledge.environment(scene, self.oam, domain.predicates)
+
+        problem = prepare_problem(self.domain, store, scene, environment,
+                                  FactGrounding(facts) if facts is not None else None)
+        for note in problem.notes:
+            self.get_logger().warn(note)
+        domain = problem.domain
+        scene = domain.with_statics(problem.scene)   # learned comparisons of quantities, as static facts
+        notes = []
+        if problem.grounding is not None:
+            notes.append(f"grounding: {problem.grounding.text()}")
             self.get_logger().info(notes[-1][:500])
         request = memory.substitute(task)
         solver = self._stepwise_solver(request) if self.ialp.planning_mode == "stepwise" else None

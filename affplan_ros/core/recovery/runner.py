@@ -45,8 +45,6 @@ from affplan_ros.core.recovery.executive import RecoveringExecutor, RecoveryExec
 from affplan_ros.core.recovery.feedback import FeedbackLevel, at_level, feedback_text
 from affplan_ros.core.recovery.grounding import (
     GroundingProvider,
-    ground_domain,
-    load_grounding,
 )
 from affplan_ros.core.recovery.knowledge import KnowledgeStore, property_relations
 from affplan_ros.core.recovery.lasp import (
@@ -60,6 +58,7 @@ from affplan_ros.core.recovery.lasp import (
     failure_state,
     schema_text,
 )
+from affplan_ros.core.recovery.problem import ground_scene, prepare_problem
 from affplan_ros.core.recovery.repair import MidLevelRepairer, load_rules
 from affplan_ros.core.recovery.stepwise import (
     CandidateModel,
@@ -200,10 +199,7 @@ class RecoveryRunner:
     def _ground(self, domain: Domain, scene: Scene, res: RecoveryResult) -> tuple[Domain, Scene]:
         if not self.config.grounding:
             return domain, scene
-        names = set(load_grounding())
-        scene = scene.copy()
-        scene.relations = [r for r in scene.relations if r.predicate not in names]
-        domain, scene, report = ground_domain(domain, scene, self.grounding)
+        domain, scene, report = ground_scene(domain, scene, self.grounding)
         self._event(res, "grounding", report.text())
         return domain, scene
 
@@ -271,15 +267,14 @@ class RecoveryRunner:
 
     def _run(self, task: str, scene: Scene, res: RecoveryResult, failed: Optional[tuple] = None) -> None:
         cfg = self.config
-        domain, notes = self.knowledge.apply(self.domain)
-        res.notes += notes
+        problem = prepare_problem(self.domain, self.knowledge, scene, lambda _domain: self.environment,
+                                  self.grounding if cfg.grounding else None)
+        res.notes += problem.notes
         if self.knowledge.preconditions or self.knowledge.properties:
             self._event(res, "knowledge", "planning with learned knowledge:\n" + self.knowledge.render())
-        scene = scene.copy()
-        env_props = self.environment.properties() if self.environment is not None else {}
-        for rel in property_relations(self.knowledge.properties, scene, env_props):
-            scene.add_relation(rel.predicate, *rel.args)
-        domain, scene = self._ground(domain, scene, res)
+        domain, scene = problem.domain, problem.scene
+        if problem.grounding is not None:
+            self._event(res, "grounding", problem.grounding.text())
         belief = Belief(scene, domain)
         lasp = (Lasp(self.llm, self.lasp_prompter, self.knowledge, self.environment, max_seconds=cfg.max_seconds,
                      complete_objects=lambda b, added, props: self._complete(b, added, props, res))
