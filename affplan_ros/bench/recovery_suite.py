@@ -32,10 +32,9 @@ def _count_failures(seen: list[str]) -> int:
 
 def _goal_holds(client, scenario) -> tuple[bool, str]:
     """Does the scenario's goal hold in the memory the suite keeps now?"""
-    import dataclasses
 
     from affplan_ros.core.model.memory import Memory
-    from affplan_ros.core.planning.simulate import goal_satisfied, initial_state
+    from affplan_ros.core.planning.simulate import goal_holds
     from affplan_ros.srv import GetMemory
 
     got, error = client.call(GetMemory, "get_memory", GetMemory.Request(), timeout=20.0)
@@ -43,10 +42,7 @@ def _goal_holds(client, scenario) -> tuple[bool, str]:
         return False, f"memory not readable: {error}"
     scene = Memory.from_dict(json.loads(got.json)).scene()
     try:
-        task = scenario.robot_domain().build(scene)
-        dnf = [[dataclasses.replace(lit, args=tuple(task._map(a) for a in lit.args)) for lit in conj]
-               for conj in scenario.goal_dnf]
-        return goal_satisfied(initial_state(task), dnf) is not None, ""
+        return goal_holds(scenario.robot_domain().build(scene), scenario.goal_dnf), ""
     except Exception as exc:  # noqa: BLE001 - an object the memory lost: the goal does not hold
         return False, f"goal not checkable on memory: {exc}"
 

@@ -23,13 +23,12 @@ from affplan_ros.core.agent.execution import (
     human_failure,
     human_step_text,
 )
-from affplan_ros.core.goals.formula import Literal
 from affplan_ros.core.model.failure import Failure, FailureCode
 from affplan_ros.core.model.memory import Memory
 from affplan_ros.core.model.records import ObjectRecord, Observation
 from affplan_ros.core.model.scene import Relation, Scene
 from affplan_ros.core.planning.planner import PlanStep
-from affplan_ros.core.planning.simulate import goal_satisfied
+from affplan_ros.core.planning.simulate import goal_holds
 from affplan_ros.core.planning.task import build_task
 from affplan_ros.sim.world import SimWorld
 
@@ -218,9 +217,7 @@ class SimulatedExecutor(ScenarioViews):
     def goal_reached(self, dnf: Sequence[Sequence]) -> bool:
         """Does the ground truth satisfy ``dnf`` (the paper's criterion: some disjunct's
         positive literals hold and none of its negated ones)?"""
-        mapped = [[Literal(l.predicate, tuple(self.task._map(a) for a in l.args), l.negated) for l in c]
-                  for c in dnf]
-        return goal_satisfied(self.world.state, mapped) is not None
+        return goal_holds(self.task, dnf, self.world.state)
 
 
 def _inside(obj: str, enclosed: set[str], holders: dict[str, str]) -> bool:

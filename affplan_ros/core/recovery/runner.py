@@ -38,7 +38,7 @@ from affplan_ros.core.goals.loop import (
 )
 from affplan_ros.core.model.failure import Failure, FailureCode
 from affplan_ros.core.model.scene import Scene
-from affplan_ros.core.planning.simulate import goal_satisfied, initial_state
+from affplan_ros.core.planning.simulate import goal_holds
 from affplan_ros.core.ports import ChatModel, Executor
 from affplan_ros.core.recovery.belief import Belief, Domain
 from affplan_ros.core.recovery.executive import RecoveringExecutor, RecoveryExecution
@@ -421,9 +421,7 @@ class RecoveryRunner:
 
     def _stepwise_step(self, stepwise: StepwisePlanner, task: str, dnf, belief: Belief, rexec, res, history):
         """One IALP step: True when the goal holds, None after falling back, else the run."""
-        t = belief.task()
-        mapped = [[dataclasses.replace(l, args=tuple(t._map(a) for a in l.args)) for l in c] for c in dnf]
-        if goal_satisfied(initial_state(t), mapped) is not None:
+        if goal_holds(belief.task(), dnf):
             res.message = f"the goal holds ({res.stepwise_steps} steps chosen step by step)"
             return True
         choice = stepwise.choose(task, res.goal or "", dnf, belief, history)

@@ -17,14 +17,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional, Protocol, Sequence
 
-from affplan_ros.core.goals.formula import Literal
 from affplan_ros.core.goals.loop import Message
 from affplan_ros.core.planning.planner import PlanStep
-from affplan_ros.core.planning.simulate import (
-    goal_satisfied,
-    initial_state,
-    validate_plan,
-)
+from affplan_ros.core.planning.simulate import goal_holds, validate_plan
 from affplan_ros.core.recovery.belief import Belief
 
 
@@ -103,7 +98,7 @@ def parse_candidate(text: str, logprob: Optional[float], belief: Belief, goal=No
         c.kind, c.argument = "adjust", words[1]
         return c
     if head == "done":
-        if goal and goal_satisfied(initial_state(task), [[_mapped(l, task) for l in conj] for conj in goal]) is None:
+        if goal and not goal_holds(task, goal):
             c.problem = "the goal does not hold yet"
             return c
         c.kind = "done"
@@ -124,11 +119,6 @@ def parse_candidate(text: str, logprob: Optional[float], belief: Belief, goal=No
     agent, params = task.step_parts(cap.name, args)
     c.kind, c.step = "action", PlanStep(cap.name, tuple(params), agent)
     return c
-
-
-def _mapped(lit, task):
-
-    return Literal(lit.predicate, tuple(task._map(a) for a in lit.args), lit.negated)
 
 
 def actions_text(belief: Belief) -> str:

@@ -19,9 +19,9 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Optional
 
-from affplan_ros.core.goals.formula import Literal, render_dnf
+from affplan_ros.core.goals.formula import render_dnf
 from affplan_ros.core.planning.planner import PlanResult, PlanStatus, PlanStep
-from affplan_ros.core.planning.simulate import goal_satisfied, initial_state
+from affplan_ros.core.planning.simulate import goal_holds
 from affplan_ros.core.recovery.belief import Belief, Domain
 from affplan_ros.core.recovery.stepwise import CandidateModel, StepPrompter, StepwisePlanner
 
@@ -52,13 +52,6 @@ class StepwiseOutcome:
         return head + f"; stopped: {self.stopped}" + ("; the PDDL planner made the plan" if self.fell_back else "")
 
 
-def _goal_holds(belief: Belief, goal) -> bool:
-    task = belief.task()
-    mapped = [[Literal(lit.predicate, tuple(task._map(a) for a in lit.args), lit.negated) for lit in conj]
-              for conj in goal]
-    return goal_satisfied(initial_state(task), mapped) is not None
-
-
 def plan_stepwise(stepwise: StepwisePlanner, task_text: str, goal, belief: Belief, *, max_steps: int,
                   max_seconds: float, clock: Callable[[], float] = time.monotonic) -> StepwiseOutcome:
     """Build a plan for ``goal`` (DNF in the scene's names) step by step on a copy of ``belief``."""
@@ -68,7 +61,7 @@ def plan_stepwise(stepwise: StepwisePlanner, task_text: str, goal, belief: Belie
     history: list[str] = []
     goal_text = render_dnf(goal)
     for _ in range(max_steps):
-        if _goal_holds(belief, goal):
+        if goal_holds(belief.task(), goal):
             out.reached = True
             break
         if clock() - t0 > max_seconds:
@@ -99,7 +92,7 @@ def plan_stepwise(stepwise: StepwisePlanner, task_text: str, goal, belief: Belie
         belief.apply_steps([c.step])
         history.append(str(c.step))
     else:
-        out.reached = _goal_holds(belief, goal)
+        out.reached = goal_holds(belief.task(), goal)
         if not out.reached:
             out.stopped = f"{max_steps} steps chosen without reaching the goal (stepwise_max_steps)"
     out.seconds = clock() - t0
