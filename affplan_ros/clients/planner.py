@@ -42,8 +42,10 @@ class RemotePlanner:
                     + "; ".join(step_text(s) for s in got.plan.steps)
                     + (f" (with learned knowledge: {'; '.join(got.learned)})" if got.learned else ""),
                     goal=got.goal, plan=got.plan)
+        # The planning node prefixes each fed-back error with its stage; "(planning)": well formed, no plan.
+        unreachable = not got.success and any(e.startswith("(planning)") for e in got.errors)
         return PlanAttempt(got.success, got.message, goal=goal, plan=result, goal_text=got.goal or None,
-                           agent_costs={s.agent: s.cost for s in got.plan.steps})
+                           agent_costs={s.agent: s.cost for s in got.plan.steps}, unreachable=unreachable)
 
 
 def _optimality(plan) -> str:

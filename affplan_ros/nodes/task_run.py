@@ -24,7 +24,8 @@ STOP_REASONS = {"completed": TaskResult.STOP_DONE, "no_tool": TaskResult.STOP_FA
                 "bound_reached": TaskResult.STOP_BOUND, "time_limit": TaskResult.STOP_BOUND,
                 "llm_error": TaskResult.STOP_ERROR, "invalid_task": TaskResult.STOP_REJECTED,
                 "canceled": TaskResult.STOP_CANCELED, "answered": TaskResult.STOP_ANSWERED,
-                "declined": TaskResult.STOP_REJECTED}  # the offline interpreter did not understand the task
+                "declined": TaskResult.STOP_REJECTED,
+                "llm_call_limit": TaskResult.STOP_BOUND}  # the offline interpreter did not understand the task
 YES = ("yes", "y", "ok", "okay", "sure")
 
 
@@ -85,15 +86,22 @@ class TaskRun:
             return self.finish(False, TaskResult.STOP_ERROR, f"cannot start the task: {problem}", t0)
         if request.plan_only:
             return self.plan_only(self.task, t0)
+        from affplan_ros.core.agent.tool_loop import BudgetedChatModel
         from affplan_ros.llm.loop_factory import make_tool_loop
 
-        learner = self.learning_executor(self.task)
+        limit = int(node.max_llm_calls) or None   # 0: no bound
+        holder: list = []                         # the loop, once built: the budget counts its calls too
+        budget = BudgetedChatModel(node.llm, limit, lambda: holder[0].llm_calls_used() if holder else 0)
+        learner = self.learning_executor(self.task, budget)
         loop = make_tool_loop(node.llm, learner, oam=node.oam, method=node.method,
                               confirm=self.confirm if node.confirm else None, confirm_timeout_s=node.confirm_timeout,
                               max_rounds=int(request.max_rounds or node.max_rounds), max_seconds=node.max_seconds,
                               partial_plan_on_failure=node.partial_on_failure,
                               planner=RemotePlanner(self), should_stop=self.stopping, observer=self.on_round,
-                              capabilities=node.capabilities)
+                              capabilities=node.capabilities,
+                              explore_when_unreachable=node.explore_when_unreachable, max_llm_calls=limit,
+                              llm_calls_elsewhere=lambda: budget.calls)
+        holder.append(loop)
         result = loop.run(self.task, self.memory)
         self.sync_memory()
         totals = result.totals()
@@ -121,7 +129,7 @@ class TaskRun:
                                  seconds=time.monotonic() - t0)
         return self.close(res)
 
-    def learning_executor(self, task: str):
+    def learning_executor(self, task: str, llm=None):
         """The loop's executor: the ExecutePlan client, step by step, with mid-level repair and
         learning (core/recovery/session.py)."""
         from affplan_ros.core.knowledge.capabilities import agents_for_scene
@@ -136,11 +144,13 @@ class TaskRun:
         domain.agents = agents_for_scene(self.memory.scene(), node.profiles)
         if node.knowledge.refresh() and node.knowledge.error:
             self.log.error(f"knowledge file not used, nothing is learned: {node.knowledge.error}")
+        # The robot knows only what it perceived: a valid refinement with no plan for want of an
+        # object is kept, and the loop explores (tool_loop: explore_when_unreachable).
         config = dataclasses.replace(node.recovery, learn=node.knowledge.learning,
-                                     max_seconds=max(1.0, node.max_seconds))
+                                     max_seconds=max(1.0, node.max_seconds), keep_when_objects_unseen=True)
         # The request as it reads when learning starts (an alternative may have been accepted by then).
         return LearningExecutor(RosExecutor(self), domain, node.knowledge.current, self.memory.scene,
-                                lambda: self.memory.substitute(task), config, llm=node.llm,
+                                lambda: self.memory.substitute(task), config, llm=llm or node.llm,
                                 deadline=self.t0 + node.max_seconds,
                                 goal_prompter=ReplanGoalPromptBuilder(), lasp_prompter=LaspPromptBuilder(),
                                 environment=self.learning_environment,

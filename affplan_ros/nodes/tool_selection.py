@@ -89,6 +89,11 @@ PARAMS = (
     Param("max_seconds", 600.0, "bound on one task, seconds", above=0),
     Param("partial_plan_on_failure", False, "when the model answers FAILURE, first run a Partial Plan if none ran "
                                             "for the request yet (AutoGPT+P's own loop)"),
+    Param("explore_when_unreachable", True, "when no plan reaches the goal with what memory holds and the model "
+          "answers PLAN again with nothing changed, look at a place instead (unexplored ones first, then where the "
+          "robot stands, then the others; each once per task)"),
+    Param("max_llm_calls", 80, "bound on the LLM calls of one task, all of them (tool choice, goals, alternatives, "
+          "learning); 0 = no bound", minimum=0),
     Param("alternative_method", "affordance", "Suggest Alternative: affordance (Algorithm 2) or naive",
           choices=("affordance", "naive")),
     Param("confirm_alternatives", True, "ask the person (AskHuman) before using an alternative"),
@@ -125,6 +130,7 @@ class ToolSelectionNode(Node):
                            + KNOWLEDGE_PARAMS + ENVIRONMENT_PARAMS + GROUNDING_PARAMS)
         self.robot, self.max_rounds, self.max_seconds = p.robot_agent, p.max_rounds, p.max_seconds
         self.partial_on_failure = p.partial_plan_on_failure
+        self.explore_when_unreachable, self.max_llm_calls = p.explore_when_unreachable, p.max_llm_calls
         self.method, self.confirm = p.alternative_method, p.confirm_alternatives
         self.confirm_timeout, self.plan_timeout = p.confirm_timeout_s, p.plan_timeout_s
         self.execute_timeout, self.server_wait = p.execute_timeout_s, p.server_wait_s

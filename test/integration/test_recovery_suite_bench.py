@@ -35,3 +35,26 @@ def test_numeric_and_property_cases_learn_in_the_suite_and_survive_its_restart(t
     assert [(p["name"], p["source"]) for p in kept["properties"]] == [("microwavable", "microwave_safe")]
     summary = (out / "summary.md").read_text()
     assert "LASP cases through the node suite (2/2 succeeded" in summary
+
+
+def test_objects_elsewhere_are_found_by_exploring_and_the_restart_stays_within_a_few_llm_calls(tmp_path) -> None:
+    """The two cases whose object is not where the robot looks: the sandwich's plate is in the
+    cupboard (LASP keeps the refinement, the loop explores and finds it), and after a restart
+    the memory lacks the milk's bowl (no plan reaches the goal: the goal loop stops at the
+    repeated goal, the tool loop looks where the robot stands instead of planning again)."""
+    out = tmp_path / "suite"
+    rc = main(["bench", "recovery", "--set", "lasp", "--through", "suite", "--case", "lasp_heat_sandwich_2",
+               "--case", "lasp_heat_milk_2", "--llm", f"scripted:{ANSWERS}", "--out", str(out)])
+    assert rc == 0
+    rows = {r["scenario"]: r for r in json.loads((out / "results.json").read_text())["cases"]}
+    sandwich, milk = rows["lasp_heat_sandwich_2"], rows["lasp_heat_milk_2"]
+    assert sandwich["success"], (sandwich["stop_message"], sandwich["suite"]["transcript"])
+    assert "heat_food requires (microwavable ?plate)" in sandwich["learned"]
+    said = sandwich["suite"]["transcript"]
+    assert any(m.startswith("round ") and "EXPLORE cupboard0" in m for m in said), said
+    assert any("looked at cupboard0 instead" in m and "plate0" in m for m in said), said
+    assert "plate0" in " ".join(sandwich["executed"])
+    for sid, r in rows.items():
+        rep = r["repeat"]
+        assert rep["success"] and rep["failures"] == 0 and rep["llm_calls"] <= 10, (sid, rep)
+    assert "bowl0" in " ".join(milk["repeat"]["plans"][0])

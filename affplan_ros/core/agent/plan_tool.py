@@ -28,6 +28,9 @@ class PlanAttempt:
     seconds: float = 0.0
     plan_seconds: float = 0.0
     agent_costs: dict[str, float] = field(default_factory=dict)  # what each actor's step costs
+    # Well-formed goals were given, but no plan reaches them from the known scene: something the
+    # request needs is missing from memory (the loop may explore; asking the model again will not help).
+    unreachable: bool = False
 
     def cost_of(self, steps: Sequence) -> float:
         return sum(self.agent_costs.get(s.agent, 0.0) for s in steps)  # actor-less steps cost nothing
@@ -111,6 +114,7 @@ class TaskPlanner:
                            + (f"; {unsolved} well-formed goal(s) no plan reaches" if unsolved else "") + ")"
                            + (f": {last}" if last else ""))
             out.plan = tried[-1] if tried else None
+            out.unreachable = unsolved > 0
             out.seconds = time.monotonic() - t0
             return out
         out.goal_text = goal.goal_text

@@ -65,6 +65,7 @@ class TaskStop(str, Enum):
     DECLINED = "declined"              # the backend said it is not sure (offline interpreter)
     CANCELED = "canceled"              # ``should_stop`` said so (e.g. the user canceled the task)
     ANSWERED = "answered"              # the request was a question; the message is the answer
+    LLM_CALL_LIMIT = "llm_call_limit"  # the task's LLM calls (all of them, learning included) reached max_llm_calls
 
 
 @dataclass(frozen=True)
@@ -204,6 +205,9 @@ class RoundRecord:
     seconds: float = 0.0
     answered_by: list[str] = field(default_factory=list)  # backend of each answer in this round
     fallback: bool = False      # the model answered FAILURE; the loop ran a Partial Plan instead
+    # (or it answered PLAN again although no plan reached the goal and nothing had changed since:
+    # the loop explored a place instead)
+    unreachable: bool = False   # a plan round: well-formed goals, but no plan reaches them from memory
 
     def add_llm(self, calls: int, prompt: int, completion: int, seconds: float) -> None:
         self.llm_calls += calls
@@ -278,10 +282,33 @@ class ToolSelectionLoop:
     # request yet, run one (for the request as it stands) before giving up, "as GPT-4 is not good
     # at determining when this is needed" (the paper's code). Off: FAILURE ends the task.
     partial_plan_on_failure: bool = False
+    # When a Plan found that no plan reaches the goal from what memory holds (the goal needs an
+    # object the robot has not seen) and the model answers PLAN again with nothing changed since,
+    # which would fail the same way, the loop explores a place instead: an unexplored one first,
+    # then the robot's own place, then the others, each at most once per task (memory may be
+    # incomplete: a place explored before may hold what the robot has not noticed). Each look is
+    # a round with its result. With no place left, the repeated PLAN is refused once with the
+    # reason, and the task stops if the model insists. Off: the paper's loop (plan again).
+    explore_when_unreachable: bool = False
+    # At most this many LLM calls per task: tool choices, goals (the planner's rounds), alternatives
+    # and whatever ``llm_calls_elsewhere`` reports (e.g. learning runs inside the executor).
+    # Checked before each round; the task stops with LLM_CALL_LIMIT. None: no limit.
+    max_llm_calls: Optional[int] = None
+    llm_calls_elsewhere: Optional[Callable[[], int]] = None
+
+    def llm_calls_used(self) -> int:
+        """LLM calls of the task running (or last run) so far, those reported from elsewhere included."""
+        progress = getattr(self, "_progress", None)
+        own = sum(r.llm_calls for r in progress.rounds) if progress is not None else 0
+        return own + (self.llm_calls_elsewhere() if self.llm_calls_elsewhere is not None else 0)
 
     def run(self, task: str, memory: Memory) -> ToolLoopResult:
         start = self.clock()
         result = ToolLoopResult(TaskStop.BOUND_REACHED)
+        self._progress = result
+        looked: list[str] = []               # places explored in this task
+        stuck: Optional[tuple] = None        # memory's signature when a plan last found no plan reaches the goal
+        refused_plan = False                 # a repeated PLAN was refused (no place left to look at)
 
         def finish(reason: TaskStop, message: str) -> ToolLoopResult:
             result.stop_reason, result.message = reason, message
@@ -303,6 +330,12 @@ class ToolSelectionLoop:
             left = None if self.max_seconds is None else self.max_seconds - (self.clock() - start)
             if left is not None and left <= 0:
                 return finish(TaskStop.TIME_LIMIT, f"no result within {self.max_seconds:g} s")
+            used = self.llm_calls_used()
+            if self.max_llm_calls is not None and used >= self.max_llm_calls:
+                return finish(TaskStop.LLM_CALL_LIMIT, f"the task's LLM call limit is used up ({used} calls, "
+                                                       f"max_llm_calls {self.max_llm_calls}) without completing it"
+                              + (f"; the last round: {result.rounds[-1].result}"
+                                 if result.rounds and result.rounds[-1].result else ""))
             t0 = self.clock()
             rec = RoundRecord(rnd)
             result.rounds.append(rec)
@@ -328,6 +361,25 @@ class ToolSelectionLoop:
                 messages.append({"role": "user", "content": self.prompter.invalid_message(exc.message, view())})
                 continue
             rec.valid, rec.tool, rec.argument = True, call.tool.value, call.argument
+            if (self.explore_when_unreachable and call.tool is Tool.PLAN and stuck is not None
+                    and stuck == _signature(memory, task)):
+                place = next_place(memory, looked, self._robot(memory))
+                if place is None and refused_plan:
+                    rec.seconds = self.clock() - t0
+                    return finish(TaskStop.NO_TOOL, "no plan reaches the goal with what the robot knows, and every "
+                                                    f"place was looked at in this task ({', '.join(looked)}); "
+                                                    "nothing has changed since, so planning again would fail the "
+                                                    f"same way; the last plan: {_last_plan_result(result)}")
+                if place is None:
+                    refused_plan = True
+                    rec.valid, rec.tool, rec.argument = False, None, None
+                    rec.error, rec.error_kind = _REPEATED_PLAN + " Every place was looked at in this task.", \
+                        "plan_unchanged"
+                    rec.seconds = self.clock() - t0
+                    messages.append({"role": "user", "content": self.prompter.invalid_message(rec.error, view())})
+                    continue
+                call = ToolCall(Tool.EXPLORE, place, f"EXPLORE {place}")
+                rec.tool, rec.argument, rec.fallback = call.tool.value, place, True
             if call.tool is Tool.FAILURE and self.partial_plan_on_failure and not any(
                     r.tool == Tool.PARTIAL_PLAN.value for r in result.rounds):
                 call = ToolCall(Tool.PARTIAL_PLAN, None, "PARTIAL_PLAN")
@@ -352,12 +404,28 @@ class ToolSelectionLoop:
                 return finish(TaskStop.ANSWERED, result.answer)
             if stopped():
                 return finish(TaskStop.CANCELED, f"canceled before running {call.tool.value}")
+            used = self.llm_calls_used()
+            if (self.max_llm_calls is not None and used >= self.max_llm_calls
+                    and call.tool in (Tool.PLAN, Tool.PARTIAL_PLAN, Tool.SUGGEST_ALTERNATIVE)):  # they ask the LLM
+                rec.seconds = self.clock() - t0
+                return finish(TaskStop.LLM_CALL_LIMIT, f"the task's LLM call limit is used up ({used} calls, "
+                                                       f"max_llm_calls {self.max_llm_calls}) before "
+                                                       f"{call.tool.value} could run")
             self._notify("selected", rec)
+            if call.tool is Tool.EXPLORE:
+                looked.append(call.argument or "")
             try:
                 done = self._run_tool(call, task, memory, rec, result, left)
             except Exception as exc:  # noqa: BLE001 - an executor or planner bug: said, bounded, not fatal
                 done, rec.error = False, f"{type(exc).__name__}: {exc}"
                 rec.result = f"The tool {call.tool.value} failed: {rec.error}"
+            if rec.fallback and call.tool is Tool.EXPLORE:
+                rec.result = (f"No plan reached the goal with what memory holds and nothing had changed, so "
+                              f"planning again would fail the same way: looked at {call.argument} instead. "
+                              + rec.result)
+            if call.tool is Tool.PLAN:
+                stuck = _signature(memory, task) if rec.unreachable else None
+                refused_plan = False
             rec.seconds = self.clock() - t0
             self._notify("done", rec)
             if stopped() and not done:
@@ -366,6 +434,10 @@ class ToolSelectionLoop:
                 return finish(TaskStop.COMPLETED, f"the request was fulfilled: {rec.result}")
             messages.append({"role": "user", "content": self.prompter.update_message(view(rec.result))})
         return finish(TaskStop.BOUND_REACHED, f"no final plan after {self.max_rounds} rounds")
+
+    def _robot(self, memory: Memory) -> Optional[str]:
+        robots = [n for n, o in memory.objects.items() if o.is_agent and o.class_name == "robot"]
+        return robots[0] if robots else None
 
     def _notify(self, event: str, rec: RoundRecord) -> None:
         if self.observer is not None:
@@ -445,6 +517,7 @@ class ToolSelectionLoop:
             rec.answered_by.extend(g.answered_by)
         rec.goal = attempt.goal_text
         if not attempt.ok:
+            rec.unreachable = bool(getattr(attempt, "unreachable", False))
             rec.result = f"Planning failed: {attempt.message}"
             return False
         steps = list(attempt.plan.plan)
@@ -473,6 +546,54 @@ class ToolSelectionLoop:
             return False
         rec.result = f"the plan for {attempt.goal_text} was executed: {'; '.join(rec.plan) or 'nothing to do'}"
         return True
+
+
+_REPEATED_PLAN = ("PLAN would fail again: no plan reached the goal with what memory holds, and nothing has changed "
+                  "since. Choose SUGGEST_ALTERNATIVE <missing object> if the request needs something that is not "
+                  "here, or FAILURE.")
+
+
+def _signature(memory: Memory, task: str) -> tuple:
+    """What a plan depends on beyond the state of known objects: which objects memory holds and
+    the request as it reads now (accepted alternatives applied)."""
+    return frozenset(memory.objects), memory.substitute(task)
+
+
+def _last_plan_result(result: ToolLoopResult) -> str:
+    return next((r.result for r in reversed(result.rounds) if r.tool == Tool.PLAN.value and r.result), "")
+
+
+def next_place(memory: Memory, looked, robot: Optional[str] = None) -> Optional[str]:
+    """The place to look at next when no plan reaches the goal: an unexplored one first, then
+    where the robot stands, then the others in memory's order; none looked at in this task."""
+    here = memory.agent_location(robot) if robot else None
+    order = list(memory.unexplored()) + ([here] if here else []) + list(memory.locations)
+    return next((p for p in dict.fromkeys(order) if p in memory.locations and p not in looked), None)
+
+
+class BudgetedChatModel:
+    """``inner`` whose ``complete*`` calls are refused (ChatModelError) once ``used()`` reaches
+    ``limit``: a task's LLM calls made outside the loop (learning runs) stay within its bound.
+    Counts the calls it let through in ``calls``; everything else is ``inner``'s."""
+
+    def __init__(self, inner, limit: Optional[int], used: Callable[[], int]):
+        self.inner, self.limit, self.used, self.calls = inner, limit, used, 0
+
+    def _guard(self, fn):
+        def call(*args, **kwargs):
+            if self.limit is not None and self.used() >= self.limit:
+                raise ChatModelError(f"the task's LLM call limit is used up ({self.used()} calls, "
+                                     f"max_llm_calls {self.limit})")
+            self.calls += 1
+            return fn(*args, **kwargs)
+        return call
+
+    def complete(self, messages):
+        return self._guard(self.inner.complete)(messages)
+
+    def __getattr__(self, name: str):
+        attr = getattr(self.inner, name)
+        return self._guard(attr) if name.startswith("complete") and callable(attr) else attr
 
 
 def alternatives_context(memory: Memory) -> str:

@@ -100,6 +100,9 @@ class GoalStop(str, Enum):
     LLM_ERROR = "llm_error"
     EMPTY_ANSWERS = "empty_answers"
     DECLINED = "declined"  # the backend said it is not sure (offline interpreter), with its reason
+    # The model gave again a goal that no plan reaches after it was told so: asking again will not
+    # make it reachable (what the goal needs is missing from the scene; exploring may find it).
+    REPEATED_UNREACHABLE = "repeated_unreachable"
 
 
 @dataclass(frozen=True)
@@ -150,7 +153,9 @@ class GoalLoop:
 
     ``max_rounds`` counts LLM calls (the paper's bound, default 10).  ``max_empty``
     stops early after that many consecutive empty answers (a dead backend will not
-    recover by being asked again).  ``max_seconds`` bounds wall time, checked
+    recover by being asked again); a well-formed goal that no plan reaches, given again
+    after the model was told so, stops it too (``REPEATED_UNREACHABLE``: the scene lacks
+    what the goal needs, and more rounds would only repeat it).  ``max_seconds`` bounds wall time, checked
     between rounds (no signals: this runs inside ROS executors).
     """
 
@@ -171,6 +176,7 @@ class GoalLoop:
         result = GoalLoopResult(stop_reason=GoalStop.BOUND_REACHED, messages=messages)
         max_predicates = request.max_predicates if request.mode is GoalMode.PARTIAL_PLAN else None
         empty_in_a_row = 0
+        unreachable: set[str] = set()   # checked goals no plan reaches, as rendered
 
         def finish(reason: GoalStop) -> GoalLoopResult:
             result.stop_reason = reason
@@ -221,9 +227,17 @@ class GoalLoop:
                                        sem.feedback(), answer)
                 else:
                     checked = sem.consistent_dnf if sem is not None else dnf
+                    key = render_dnf(checked)
+                    if key in unreachable:  # told it is unreachable, the model gives it again
+                        result.feedback.append(RoundFeedback(
+                            rnd, "planning", ("unsolvable", "repeated"),
+                            f"the goal {key} was given again although no plan reaches it from the current "
+                            "state; asking again will not change that: the scene lacks what it needs", answer))
+                        return finish(GoalStop.REPEATED_UNREACHABLE)
                     unsolvable = solve(checked) if solve is not None else None
                     if unsolvable is None:
                         return self._accept(result, syntax.goal, checked, syntax.goal_text, finish)
+                    unreachable.add(key)
                     fb = RoundFeedback(rnd, "planning", ("unsolvable",), unsolvable, answer)
             result.feedback.append(fb)
             if rnd < self.max_rounds:  # the last error is recorded, but not sent anywhere

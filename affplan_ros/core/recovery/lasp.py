@@ -14,7 +14,12 @@ LASP's refine step (its Algorithm 1, as this project reads it):
    back to the translator (``max_corrections`` times), then the next cause is tried;
 5. replan with the refined domain; if no plan exists, the *object expander* picks an object
    of the environment that the problem lacks (at most ``max_expansions``), and planning is
-   tried again. A cause whose refinement yields no plan is dropped.
+   tried again. A cause whose refinement yields no plan is dropped - unless
+   ``keep_when_objects_unseen``: on a robot the environment is only what it has perceived, so
+   a valid refinement (it explains the failure) that has no plan only because the environment
+   offers no object the problem lacks is kept when no other cause yields a plan. It is
+   recorded, and the refinement says ``needs_object``: the robot must find such an object
+   (explore) before a plan exists.
 
 The first refinement that yields a plan is recorded in the knowledge store and the plan is
 returned; the caller executes it, and a new failure starts the next refinement (the recursion
@@ -331,6 +336,9 @@ class Refinement:
     rejected: list[str] = field(default_factory=list)   # proposals refused by validation, with why
     usage: LLMUsage = field(default_factory=LLMUsage)
     transcript: list[dict] = field(default_factory=list)
+    # Learned, but no plan with the objects the environment knows (keep_when_objects_unseen).
+    needs_object: bool = False
+    environment_exhausted: bool = False   # the last expansion found no object the problem lacks
 
 
 PlanFn = Callable[[Domain, Belief], PlanAttemptResult]
@@ -347,6 +355,7 @@ class Lasp:
     max_expansions: int = 2
     similarity_threshold: float = 0.3
     max_seconds: Optional[float] = None
+    keep_when_objects_unseen: bool = False
     # Completes objects the expander added (learned property facts, grounding facts):
     # (belief, added names, properties in force). None: property facts only.
     complete_objects: Optional[Callable[[Belief, Sequence[str], Sequence[LearnedProperty]], None]] = None
@@ -376,11 +385,13 @@ class Lasp:
         """Ask for one environment object the problem lacks; validated; added to ``belief``."""
         if self.environment is None:
             out.rejected.append("object expander: no environment to take objects from")
+            out.environment_exhausted = True
             return None
         have = set(belief.scene.objects)
         lacking = [(n, c) for n, c in self.environment.known_objects() if n not in have]
         if not lacking:
             out.rejected.append("object expander: the environment has no object the problem lacks")
+            out.environment_exhausted = True
             return None
         cands = [f"{n} ({c})" for n, c in expand_candidates(lacking)]
         shown_have = sorted(have)
@@ -425,24 +436,36 @@ class Lasp:
         if not causes:
             out.stop_reason = "no_cause: the cause analyzer named no cause"
             return out
+        unseen: list = []   # (item, property) valid but without a plan for want of an object
         for cause in causes:
             if self.max_seconds is not None and time.monotonic() - t0 > self.max_seconds:
                 out.stop_reason = f"time_limit: refinement took over {self.max_seconds:g} s"
                 return out
             try:
-                got = self._refine_cause(ctx, cause, failed_step, domain, belief, plan, goal_text, out)
+                got = self._refine_cause(ctx, cause, failed_step, domain, belief, plan, goal_text, out, unseen)
             except ChatModelError as exc:
                 out.stop_reason = f"llm_error: {exc}"
                 return out
             if got:
                 out.ok = True
                 return out
+        if unseen:
+            item, prop = unseen[0]
+            if prop is not None:
+                self.knowledge.add_property(prop)
+                out.properties.append(prop)
+            self.knowledge.add_precondition(item)
+            out.learned.append(item)
+            out.needs_object = True
+            out.stop_reason = (f"needs_object: learned {item.action} requires {item.condition}, but no object "
+                               "the robot knows makes a plan with it: it must find one (explore)")
+            return out
         out.stop_reason = (f"no_refinement: none of the {len(causes)} causes gave a valid precondition "
                            f"with a plan")
         return out
 
     def _refine_cause(self, ctx, cause, failed_step, domain: Domain, belief: Belief, plan: PlanFn,
-                      goal_text: str, out: Refinement) -> bool:
+                      goal_text: str, out: Refinement, unseen: Optional[list] = None) -> bool:
         pre_nl = parse_labelled(self._ask("precondition", self.prompter.precondition(ctx, cause), out),
                                 "PRECONDITION")
         preds = predicates_prompt(domain)
@@ -483,12 +506,16 @@ class Lasp:
                 continue
             d3 = d2.with_precondition(ctx.action, cond)
             b3 = Belief(b2.scene, d3)
+            out.environment_exhausted = False
             attempt = self.plan_with_expansion(d3, b3, plan, ctx.task, goal_text, out, [prop] if prop else [])
-            if not attempt.solved:
-                out.rejected.append(f"{tr.condition}: no plan with it ({attempt.status}: {attempt.message})")
-                return False
             item = LearnedPrecondition(ctx.action, " ".join(tr.condition.split()), pre_nl, cause, ctx.task,
                                        ctx.feedback.splitlines()[0] if ctx.feedback else "")
+            if not attempt.solved:
+                out.rejected.append(f"{tr.condition}: no plan with it ({attempt.status}: {attempt.message})")
+                if (self.keep_when_objects_unseen and unseen is not None and attempt.status == "unsolvable"
+                        and out.environment_exhausted):
+                    unseen.append((item, prop))
+                return False
             if prop is not None:
                 self.knowledge.add_property(prop)
                 out.properties.append(prop)

@@ -78,6 +78,7 @@ class RecoveryStop(str, Enum):
     TIME_LIMIT = "time_limit"
     LLM_ERROR = "llm_error"
     ALERT = "alert"                    # the step planner asked for a person's help
+    NEEDS_OBJECT = "needs_object"      # learned, but no object the robot knows makes a plan: it must find one
 
 
 class ReplanPrompter(GoalPrompter):
@@ -98,6 +99,9 @@ class RecoveryConfig:
     max_seconds: float = 600.0
     plan_time_limit: float = 30.0
     goal_rounds: int = 10
+    # A robot knows only what it perceived: keep a valid refinement that has no plan only because
+    # no known object fits, and stop with NEEDS_OBJECT (the caller explores). Off: drop it (LASP).
+    keep_when_objects_unseen: bool = False
     stepwise_k: int = 5
     rules_file: Optional[str] = None
     rules: Optional[Sequence[str]] = None   # enabled rule names (None: all)
@@ -277,6 +281,7 @@ class RecoveryRunner:
             self._event(res, "grounding", problem.grounding.text())
         belief = Belief(scene, domain)
         lasp = (Lasp(self.llm, self.lasp_prompter, self.knowledge, self.environment, max_seconds=cfg.max_seconds,
+                     keep_when_objects_unseen=cfg.keep_when_objects_unseen,
                      complete_objects=lambda b, added, props: self._complete(b, added, props, res))
                 if cfg.learn and self.lasp_prompter is not None else None)
         repairer = cfg.repairer()
@@ -406,6 +411,15 @@ class RecoveryRunner:
         ref = lasp.refine(ctx, step, domain, belief, lambda d, b: self._plan(d, b, dnf, res), res.goal or "")
         res.usage.merge(ref.usage)
         res.objects_added += ref.objects_added
+        if not ref.ok and ref.needs_object:
+            learned = [f"{i.action} requires {i.condition}" for i in ref.learned]
+            learned += [f"new property {p.name} (values from {p.source})" for p in ref.properties]
+            res.learned += learned
+            self._event(res, "learn", f"LASP refinement {res.refinements} learned: " + "; ".join(learned)
+                        + "; no plan with the objects the robot knows", causes=ref.causes, rejected=ref.rejected)
+            raise _Stop(RecoveryStop.NEEDS_OBJECT, f"learned {'; '.join(learned)}, but no object the robot knows "
+                                                   "makes a plan with it: what the task needs must be found first "
+                                                   "(explore)")
         if not ref.ok:
             self._event(res, "learn", f"LASP refinement {res.refinements} found nothing: {ref.stop_reason}"
                         + (f"; rejected: {' | '.join(ref.rejected)}" if ref.rejected else ""),

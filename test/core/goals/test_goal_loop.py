@@ -159,3 +159,30 @@ def test_generate_goal_without_semantic_check() -> None:
         cfg = LLMConfig(base_url=server.base_url, model="fake", api_key_env="")
         result = generate_goal(GoalRequest("x", sig()), ChatClient(cfg), GoalPromptBuilder(), None)
     assert result.accepted  # syntax only
+
+
+def test_a_goal_no_plan_reaches_given_again_ends_the_loop_at_once(semantic) -> None:
+    # Told that no plan reaches its goal, the model gives the same goal again: asking a third
+    # time would not make it reachable (the scene lacks what it needs), so the loop stops there
+    # rather than spending its whole bound on the same answer.
+    same = "(:goal (and (inhand apple0 human0)))"
+    solved: list = []
+
+    def solve(dnf):
+        solved.append(dnf)
+        return "The goal is well formed, but no plan reaches it from the current state."
+
+    with FakeChatServer([same, same, same, same]) as server:
+        result = make_loop(server, semantic, max_rounds=10)[0].run(GoalRequest("Give me the apple", sig()),
+                                                                    solve=solve)
+        reqs = server.chat_requests
+    assert result.stop_reason is GoalStop.REPEATED_UNREACHABLE and not result.accepted
+    assert result.rounds == 2 and len(reqs) == 2 and len(solved) == 1      # planned once
+    assert [f.stage for f in result.feedback] == ["planning", "planning"]
+    assert result.feedback[-1].kinds == ("unsolvable", "repeated")
+    assert "given again although no plan reaches it" in result.feedback[-1].message
+    # Another goal after the feedback is planned as usual.
+    with FakeChatServer([same, "(:goal (and (inhand cup0 human0)))"]) as server:
+        result = make_loop(server, semantic)[0].run(GoalRequest("Give me something", sig()),
+                                                    solve=lambda dnf: None if "cup0" in str(dnf) else "no plan")
+    assert result.accepted and result.rounds == 2

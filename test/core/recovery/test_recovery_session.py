@@ -164,3 +164,36 @@ def test_learning_reads_the_request_as_it_is_now_and_spends_only_the_tasks_time_
                                 "putin robot0 apple0 refrigerator0 refrigerator0"))
     assert seen["task"] == "put the banana into the fridge" and not run.success
     assert 25 < seen["max_seconds"] <= 30                      # not the config's 120 s
+
+
+def test_a_valid_refinement_without_a_known_object_is_kept_and_says_the_robot_must_find_one(llm, tmp_path) -> None:
+    """On a robot the environment is what it has perceived: the plate LASP's refinement needs is
+    in the cupboard, unseen. The refinement (it explains the failure) is kept, saved, and the
+    learning run stops with ``needs_object`` (the tool loop then explores), rather than being
+    dropped and replanned in vain to the refinement bound."""
+    import up_fast_downward  # noqa: F401 - required: a broken install fails here, it never skips
+    sc = scenario("lasp_heat_sandwich_2")
+    ex = ScenarioExecutor(sc)
+    seen = lambda: ex.object_scene([n for n in sc.truth.objects if n != "plate0"])  # noqa: E731
+    path = tmp_path / "knowledge.json"
+    store = KnowledgeStore.open(path)
+    client = llm.use(sc.id).client
+    learner = LearningExecutor(ex, sc.robot_domain(), lambda: store, seen, sc.task,
+                               RecoveryConfig(feedback=FeedbackLevel.HOW, plan_time_limit=20, max_seconds=120,
+                                              keep_when_objects_unseen=True),
+                               llm=client, goal_prompter=ReplanGoalPromptBuilder(), lasp_prompter=LaspPromptBuilder(),
+                               environment=lambda: SceneEnvironment(seen(), ex.properties()))
+    plan = _plan("open robot0 microwave0 counter0", "grasp robot0 sandwich0 tray0 counter0",
+                 "putin robot0 sandwich0 microwave0 counter0", "grasp robot0 tray0 counter0 counter0",
+                 "putin robot0 tray0 microwave0 counter0", "take_out robot0 sandwich0 microwave0 counter0",
+                 "place robot0 sandwich0 tray0 counter0", "heat_food robot0 sandwich0 tray0 microwave0 counter0")
+    run = learner.execute(plan)
+    res = learner.recoveries[0]
+    assert not run.success and res.stop_reason.value == "needs_object", res.message
+    assert res.learned == ["heat_food requires (microwavable ?plate)",
+                           "new property microwavable (values from microwave_safe)"]
+    assert "must be found first (explore)" in res.message and "needs_object" in run.failure.feedback()
+    assert res.high_replans == 0 and res.usage.total_calls <= 7        # goal, cause ... expand: no replans in vain
+    kept = KnowledgeStore.open(path)
+    assert [p.key for p in kept.preconditions] == [("heat_food", "(microwavable ?plate)")]
+    assert [(p.name, p.source) for p in kept.properties] == [("microwavable", "microwave_safe")]
