@@ -82,7 +82,7 @@ class PerceivingExecutor(PhysicsExecutor):
         bgr = np.ascontiguousarray(frame.rgb[:, :, ::-1])
         seen = self.pipeline.process(bgr, frame.depth, (frame.fx, frame.fy, frame.cx, frame.cy), draw=False,
                                      camera_pose=(frame.rotation, frame.position))
-        view = at_location(seen, location)
+        view = at_location(seen, location, self.pipeline.oam.affordances_of)
         self.frames.append((frame, view))
         for o in view.objects:
             if o.name == location:
