@@ -13,7 +13,6 @@ from affplan_ros.core.model.scene import split_name
 from affplan_ros.core.perception.pipeline import Observation
 from affplan_ros.core.perception.relations import PLACEMENTS, box_area, placed_at
 
-
 # What makes furniture a place to put things: a stand-in for the place shares these with its class.
 _PLACE_KIND = ("support", "contain")
 
