@@ -95,6 +95,7 @@ class Observation:
     annotated: Optional[np.ndarray] = None
     warnings: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)   # seconds: detect, oad, relations, annotate
+    image_size: Optional[tuple[int, int]] = None              # (width, height) of the frame
 
 
 class PerceptionPipeline:
@@ -153,4 +154,5 @@ class PerceptionPipeline:
         image = annotate(image_bgr, objects, [str(r) for r in relations + assumed], oad.unknown) if draw else None
         t4 = time.perf_counter()
         return Observation(objects, relations + assumed, implied, oad.unknown, image, warnings,
-                           {"detect": t1 - t0, "oad": t2 - t1, "relations": t3 - t2, "annotate": t4 - t3})
+                           {"detect": t1 - t0, "oad": t2 - t1, "relations": t3 - t2, "annotate": t4 - t3},
+                           (int(image_bgr.shape[1]), int(image_bgr.shape[0])))

@@ -15,6 +15,10 @@ from affplan_ros.core.perception.relations import PLACEMENTS, box_area, placed_a
 
 # What makes furniture a place to put things: a stand-in for the place shares these with its class.
 _PLACE_KIND = ("support", "contain")
+# With none of the place's class in the frame, a stand-in must cover this share of it: from where
+# Explore stands the place fills the view (a counter close up: two thirds of it); a table across
+# the room is not the counter.
+STAND_IN_SHARE = 0.5
 
 
 def at_location(seen: Observation, location: str,
@@ -25,8 +29,9 @@ def at_location(seen: Observation, location: str,
     With ``affordances_of`` (the OAM's), furniture the detector calls by another class of the same
     kind (a counter close up looks like a table: both only support things) is the place too: the
     robot knows what it looks at. Such a detection over the place's box is the place seen twice;
-    with none of the place's class in the frame, the largest such one is the place (Explore stands
-    right before it). What stands on either stands at the place."""
+    with none of the place's class in the frame, the largest such one is the place if it fills
+    half the frame (``STAND_IN_SHARE``: Explore stands right before the place). What stands on
+    either stands at the place."""
     match = split_name(location)
     objects = list(seen.objects)
     renames: dict[str, str] = {}
@@ -34,6 +39,9 @@ def at_location(seen: Observation, location: str,
         cls, instance = match
         candidates = [o for o in objects if o.class_name == cls]
         stand_ins = [o for o in objects if o.class_name != cls and _same_kind(cls, o, affordances_of)]
+        if not candidates:  # a stand-in alone is the place only where it fills the view, as the place does
+            frame = seen.image_size[0] * seen.image_size[1] if seen.image_size else 0.0
+            stand_ins = [o for o in stand_ins if frame and box_area(o.box) >= STAND_IN_SHARE * frame]
         place = max(candidates or stand_ins, key=lambda o: box_area(o.box)) if candidates or stand_ins else None
         if place is not None:
             aliases = {id(o) for o in stand_ins if o is not place and _covers(place.box, o.box)}
