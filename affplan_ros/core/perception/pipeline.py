@@ -20,7 +20,7 @@ import yaml
 from affplan_ros.core.errors import ConfigError
 from affplan_ros.core.files.settings import from_mapping
 from affplan_ros.core.knowledge.oam import OamDatabase
-from affplan_ros.core.perception.association import CameraPose, MapNamer
+from affplan_ros.core.perception.association import CameraPose, MapNamer, one_per_thing
 from affplan_ros.core.perception.detection import (
     Detection,
     Detector,
@@ -138,7 +138,7 @@ class PerceptionPipeline:
         oad = self.oad.process(detections)
         objects = with_positions(oad.objects, depth_m, intrinsics)
         if camera_pose is not None and depth_m is not None and intrinsics is not None:
-            objects = self.namer.name(objects, camera_pose, intrinsics[0])
+            objects = self.namer.name(one_per_thing(objects, intrinsics[0]), camera_pose, intrinsics[0])
         t2 = time.perf_counter()
         relations = estimate_relations(objects, self.settings.relations, depth_m)
         assumed, implied = self.settings.assumptions.apply(objects)
