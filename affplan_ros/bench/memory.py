@@ -32,12 +32,17 @@ from affplan_ros.bench.report import rate
 
 DEFAULT_MODEL = "models/kitchen_physics.pt"
 DEFAULT_SCENES = 8
+# The perception node's own minimum confidence (its `confidence` parameter, config/perception.yaml):
+# memory is measured as the suite perceives.
+NODE_CONFIDENCE = 0.35
 PLACEMENTS = ("on", "in")
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", default=DEFAULT_MODEL,
                         help="detector weights; relative paths also looked up in config/ (default: %(default)s)")
+    parser.add_argument("--confidence", type=float, default=NODE_CONFIDENCE,
+                        help="minimum detection confidence (default: the perception node's, %(default)s)")
     parser.add_argument("--scenes", type=int, default=DEFAULT_SCENES,
                         help="random held-back kitchens explored besides the demo kitchen (default: %(default)s)")
     parser.add_argument("--tasks", help="tasks YAML (default: bench/data/physics_faults.yaml; their faults are not "
@@ -54,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
         raise BenchSetupError(f"--scenes {args.scenes}: must be 0 or more")
     tasks = [] if args.no_tasks else load_tasks(Path(args.tasks) if args.tasks else DEFAULT_TASKS)
     with setup_errors(OSError, ValueError):
-        perceive = Perception(args.model)
+        perceive = Perception(args.model, args.confidence)
     out = Path(args.out)
     scenes = scene_texts(args.scenes)
     print(f"bench memory: {len(scenes)} scenes explored, {len(tasks)} tasks, detector {args.model} -> {out}",
@@ -72,6 +77,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {task['name']}: {'completed' if r['completed'] else 'NOT completed'} ({r['stop']}; "
               f"{' > '.join(r['tools'])})", flush=True)
     report = build_report(explored, runs, args.model, time.monotonic() - t0)
+    report["confidence"] = args.confidence
     save(out, report, summary_markdown(report), plot=("memory_bench.png", lambda p: write_plot(report, p)))
     return 0
 
@@ -79,14 +85,15 @@ def run(args: argparse.Namespace) -> int:
 class Perception:
     """One detector for every scene; a fresh pipeline (its own names) per world."""
 
-    def __init__(self, model: str):
+    def __init__(self, model: str, confidence: float = NODE_CONFIDENCE):
         from affplan_ros.core.knowledge.oam import load_oam
         from affplan_ros.core.perception.detection import DetectorError
         from affplan_ros.core.perception.pipeline import PerceptionPipeline, PerceptionSettings
         from affplan_ros.env import config_file, share_dir
 
         self.oam = load_oam()
-        self.settings = PerceptionSettings.from_file(config_file("perception_settings.yaml"), {"model": model})
+        self.settings = PerceptionSettings.from_file(config_file("perception_settings.yaml"), {"model": model,
+                                                                                         "confidence": confidence})
         first = PerceptionPipeline(self.settings, self.oam)
         try:
             self.detector = first.load_detector([share_dir() / "config", Path.cwd()])

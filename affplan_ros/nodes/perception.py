@@ -291,8 +291,9 @@ class PerceptionNode(Node):
                 if last is not None and last[1] >= asked - 1.0 / self.max_rate:
                     # With a location: the view of that place (the biggest detection of its class
                     # named as the map names it; only what stands on or in it).
-                    out = (observation_to_msg(at_location(last[2], request.location), last[3], request.location,
-                                              self.pipeline.oam) if request.location else last[0])
+                    oam = self.pipeline.oam
+                    out = (observation_to_msg(at_location(last[2], request.location, oam.affordances_of), last[3],
+                                              request.location, oam) if request.location else last[0])
                     response.success, response.observation = True, out
                     response.message = f"{len(out.objects)} objects, {len(out.relations)} relations"
                     return response

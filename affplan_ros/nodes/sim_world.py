@@ -367,25 +367,30 @@ class SimWorldNode(Node):
     def _observe_through_perception(self, where: str, response):
         """What the perception node makes of the head camera's views of ``where`` (only what
         stands there: Observe with a location): straight at it and turned to either side
-        (``HEAD_SWEEP``, as ``PerceivingExecutor`` looks), each asked once two frames taken after
-        the turn have gone out (the node answers with a frame at most one period old)."""
+        (``HEAD_SWEEP``, as ``PerceivingExecutor`` looks, the free arms raised out of the view),
+        each asked once two frames taken after the turn have gone out (the node answers with a
+        frame at most one period old)."""
         from affplan_ros.nodes.base import call_service
         from affplan_ros.nodes.convert import merged_observation
         from affplan_ros.sim.physics.perceiving import HEAD_SWEEP
 
         views = []
-        for pan in HEAD_SWEEP:
-            self.sim.look_at(where, pan)
-            rendered, deadline = self.stream.frames, time.monotonic() + 5.0
-            while self.stream.frames < rendered + 2 and time.monotonic() < deadline:
-                time.sleep(0.02)
-            got, error = call_service(self.perception, Observe.Request(location=where), PERCEPTION_TIMEOUT_S,
-                                      wait_s=PERCEPTION_TIMEOUT_S, node=self)
-            if got is None or not got.success:
-                response.success = False
-                response.message = f"the perception node did not report a view of {where}: {error or got.message}"
-                return response
-            views.append(got.observation)
+        raised = self.sim.clear_view()   # the tucked arms hide much of a view turned to their side
+        try:
+            for pan in HEAD_SWEEP:
+                self.sim.look_at(where, pan)
+                rendered, deadline = self.stream.frames, time.monotonic() + 5.0
+                while self.stream.frames < rendered + 2 and time.monotonic() < deadline:
+                    time.sleep(0.02)
+                got, error = call_service(self.perception, Observe.Request(location=where), PERCEPTION_TIMEOUT_S,
+                                          wait_s=PERCEPTION_TIMEOUT_S, node=self)
+                if got is None or not got.success:
+                    response.success = False
+                    response.message = f"the perception node did not report a view of {where}: {error or got.message}"
+                    return response
+                views.append(got.observation)
+        finally:
+            self.sim.end_view(raised)
         self.sim.look_at(where)
         msg = merged_observation(views)
         self.observation_pub.publish(msg)

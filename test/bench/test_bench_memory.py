@@ -25,10 +25,12 @@ def test_exploring_the_kitchen_fills_memory_with_what_the_camera_saw(perceive):
     assert r["error"] is None, r["error"]
     # Behind the closed door at first: Explore opened it, and the camera found the apple inside.
     assert "apple0" not in r["missed"] and "in apple0 refrigerator0" not in r["wrong_relations"], r
-    # Measured: 6 of 9 found, 6 of the 10 names remembered are real things (a thing seen from two
-    # head angles may get a second name), at least 2 relations right.
-    assert r["objects_right"] >= 0.5 * r["objects_remembered"] and r["objects_found"] >= 5, r
-    assert r["relations_right"] >= 2, r
+    # Measured: 9 of 9 found, 9 of the 12 names remembered are real things, 8 relations right.
+    # The knife on the counter stood behind the tucked right arm in the view turned that way:
+    # never seen until the arms went up out of the view (6 of 9 found then).
+    assert "kitchen_knife0" not in r["missed"], r
+    assert r["objects_right"] >= 0.6 * r["objects_remembered"] and r["objects_found"] >= 8, r
+    assert r["relations_right"] >= 6, r
     assert r["per_class"]["apple"] == {"truth": 1, "found": 1}
 
 

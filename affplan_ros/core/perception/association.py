@@ -29,6 +29,28 @@ class _Known:
     reach: float
 
 
+def one_per_thing(objects: Sequence[PerceivedObject], fx: float, size_factor: float = 0.6) -> list[PerceivedObject]:
+    """``objects`` of one frame (camera-frame positions from depth) without the second boxes of
+    one thing: a detector sometimes puts two overlapping boxes of a class on one bowl (its rim and
+    its body; NMS keeps both below its IoU), which would get two names. Two boxes of a class that
+    overlap, measured closer than ``size_factor`` times the smaller one's width, are one thing: the
+    surer box stays. Two apples side by side are a width apart, so they stay two."""
+    kept: list[PerceivedObject] = []
+    for o in sorted(objects, key=lambda x: -x.confidence):
+        if o.position is None or not any(_same_spot(k, o, fx, size_factor) for k in kept):
+            kept.append(o)
+    return [o for o in objects if any(o is k for k in kept)]
+
+
+def _same_spot(a: PerceivedObject, b: PerceivedObject, fx: float, factor: float) -> bool:
+    if a.class_name != b.class_name or a.position is None or b.position is None:
+        return False
+    if min(a.box[2], b.box[2]) <= max(a.box[0], b.box[0]) or min(a.box[3], b.box[3]) <= max(a.box[1], b.box[1]):
+        return False
+    width = min((x.box[2] - x.box[0]) * x.position[2] / fx for x in (a, b))
+    return float(np.linalg.norm(np.subtract(a.position, b.position))) <= factor * width
+
+
 class MapNamer:
     """Names objects by where they are in the map, across every view it is given."""
 

@@ -9,7 +9,8 @@ is not a file is refused unless ``allow_download`` is set (a robot that is onlin
 After inference the detector's labels go through the configuration: synonyms map them to OAM
 classes (``mug`` -> ``cup``), an ignore list drops classes with frequent false positives (the
 AutoGPT+P robot experiments did this), and per-class confidence thresholds apply on top of the
-global one.
+global one. Two boxes of different classes on one spot (a plate also called a pot) keep only
+the surer one (``cross_class_iou``).
 """
 from __future__ import annotations
 
@@ -63,6 +64,9 @@ class DetectorConfig:
     kind: str = "auto"                    # auto | yolo | yolo_world | yoloe
     confidence: float = 0.25              # global minimum confidence
     iou: float = 0.5                      # NMS IoU threshold
+    # Two boxes of different classes overlapping this much (IoU) are one thing the detector could
+    # not decide on (a plate also called a pot): only the surer one is kept. 1 keeps both.
+    cross_class_iou: float = 1.0
     imgsz: int = 0                        # inference size in pixels; 0 = the size the model was trained at
     max_detections: int = 100
     device: str = "cpu"
@@ -75,7 +79,8 @@ class DetectorConfig:
     def __post_init__(self) -> None:
         if self.kind not in KINDS:
             raise DetectorError(f"detector kind {self.kind!r} is unknown; use one of {', '.join(KINDS)}")
-        for name, value in (("confidence", self.confidence), ("iou", self.iou)):
+        for name, value in (("confidence", self.confidence), ("iou", self.iou),
+                            ("cross_class_iou", self.cross_class_iou)):
             if not 0.0 <= float(value) <= 1.0:
                 raise DetectorError(f"detector {name} must be in [0, 1], got {value}")
         for cls, value in self.class_confidence.items():
@@ -114,7 +119,23 @@ class DetectorConfig:
             cls = self.class_of(label)
             if self.keep(label, cls, float(conf)):
                 out.append(Detection(str(label), cls, float(conf), tuple(float(v) for v in box)))
-        return sorted(out, key=lambda d: -d.confidence)
+        kept: list[Detection] = []
+        for d in sorted(out, key=lambda d: -d.confidence):
+            if self.cross_class_iou >= 1.0 or not any(
+                    k.class_name != d.class_name and box_iou(k.box, d.box) >= self.cross_class_iou for k in kept):
+                kept.append(d)
+        return kept
+
+
+def box_iou(a: Sequence[float], b: Sequence[float]) -> float:
+    """Intersection over union of two boxes (x1, y1, x2, y2)."""
+    w = min(a[2], b[2]) - max(a[0], b[0])
+    h = min(a[3], b[3]) - max(a[1], b[1])
+    if w <= 0 or h <= 0:
+        return 0.0
+    inter = w * h
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
 
 
 def _import_ultralytics():

@@ -20,7 +20,7 @@ import yaml
 from affplan_ros.core.errors import ConfigError
 from affplan_ros.core.files.settings import from_mapping
 from affplan_ros.core.knowledge.oam import OamDatabase
-from affplan_ros.core.perception.association import CameraPose, MapNamer
+from affplan_ros.core.perception.association import CameraPose, MapNamer, one_per_thing
 from affplan_ros.core.perception.detection import (
     Detection,
     Detector,
@@ -95,6 +95,7 @@ class Observation:
     annotated: Optional[np.ndarray] = None
     warnings: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)   # seconds: detect, oad, relations, annotate
+    image_size: Optional[tuple[int, int]] = None              # (width, height) of the frame
 
 
 class PerceptionPipeline:
@@ -137,7 +138,7 @@ class PerceptionPipeline:
         oad = self.oad.process(detections)
         objects = with_positions(oad.objects, depth_m, intrinsics)
         if camera_pose is not None and depth_m is not None and intrinsics is not None:
-            objects = self.namer.name(objects, camera_pose, intrinsics[0])
+            objects = self.namer.name(one_per_thing(objects, intrinsics[0]), camera_pose, intrinsics[0])
         t2 = time.perf_counter()
         relations = estimate_relations(objects, self.settings.relations, depth_m)
         assumed, implied = self.settings.assumptions.apply(objects)
@@ -153,4 +154,5 @@ class PerceptionPipeline:
         image = annotate(image_bgr, objects, [str(r) for r in relations + assumed], oad.unknown) if draw else None
         t4 = time.perf_counter()
         return Observation(objects, relations + assumed, implied, oad.unknown, image, warnings,
-                           {"detect": t1 - t0, "oad": t2 - t1, "relations": t3 - t2, "annotate": t4 - t3})
+                           {"detect": t1 - t0, "oad": t2 - t1, "relations": t3 - t2, "annotate": t4 - t3},
+                           (int(image_bgr.shape[1]), int(image_bgr.shape[0])))

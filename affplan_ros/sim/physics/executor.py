@@ -160,6 +160,15 @@ class PhysicsExecutor(ScenarioViews):
                        and all(x in here or x == location for x in a[1:])}, key=lambda r: (r.predicate, r.args))
         return Observation(tuple(self._record(n) for n in sorted(here)), tuple(rels), location)
 
+    def clear_view(self) -> list[str]:
+        """Free arms up out of the head camera's view before it looks (``Skills.clear_view``);
+        the arms moved, for :meth:`end_view`."""
+        return self.skills.clear_view()
+
+    def end_view(self, sides: Sequence[str]) -> None:
+        """The arms :meth:`clear_view` raised tucked again (before anything else moves)."""
+        self.skills.end_view(sides)
+
     def look_at(self, location: str, pan_offset: float = 0.0) -> bool:
         """Point the head camera at ``location``'s furniture (what Explore looks at), turned
         ``pan_offset`` radians to the left; False if the head could not get there (the physics

@@ -64,7 +64,11 @@ class PerceivingExecutor(PhysicsExecutor):
 
     def observe(self, location: str, *, see_inside_closed: bool = False) -> Observation:
         # see_inside_closed (what a person told the robot) has no camera: a frame shows what it shows.
-        views = [self._view_turned(location, pan) for pan in HEAD_SWEEP]
+        raised = self.clear_view()   # the tucked arms hide much of a view turned to their side
+        try:
+            views = [self._view_turned(location, pan) for pan in HEAD_SWEEP]
+        finally:
+            self.end_view(raised)
         seen = view_of(merged(views), location)
         here = self.location_of_robot()
         if here != location:
@@ -82,7 +86,7 @@ class PerceivingExecutor(PhysicsExecutor):
         bgr = np.ascontiguousarray(frame.rgb[:, :, ::-1])
         seen = self.pipeline.process(bgr, frame.depth, (frame.fx, frame.fy, frame.cx, frame.cy), draw=False,
                                      camera_pose=(frame.rotation, frame.position))
-        view = at_location(seen, location)
+        view = at_location(seen, location, self.pipeline.oam.affordances_of)
         self.frames.append((frame, view))
         for o in view.objects:
             if o.name == location:

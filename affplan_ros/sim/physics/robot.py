@@ -129,9 +129,16 @@ HOME_ARM = (0.0, -1.4, 0.0, 2.2, 0.0, 0.77, 0.0)
 HOME_TORSO = 0.30
 
 
-def home_arm(side: str, spec: RobotSpec = TIAGO_PP) -> tuple[float, ...]:
+# Out of the head camera's way while it looks: upper arm and forearm straight up beside the head.
+# Tucked, the grippers hang in front of the camera, and with the head turned to a side the upper
+# arm of that side covers a third of the frame (the ends of a counter were seen past it, or not).
+LOOK_ARM = (0.0, -1.5, 0.0, 0.0, 0.0, 0.0, 0.0)
+
+
+def home_arm(side: str, spec: RobotSpec = TIAGO_PP, pose: tuple[float, ...] = HOME_ARM) -> tuple[float, ...]:
+    """``pose`` (the right arm's joint values; default the tucked pose) for ``side``'s arm."""
     out = []
-    for i, q in enumerate(HOME_ARM):
+    for i, q in enumerate(pose):
         lo, hi = spec.arm_range(side, i)
         q = -q if side == "l" and i in (0, 2, 4, 6) else q
         out.append(min(max(q, lo), hi))
@@ -289,7 +296,8 @@ def robot_only_xml(spec: RobotSpec = TIAGO_PP) -> str:
 
 
 __all__ = [
-    "ARM_SIDES", "BASE_JOINTS", "HEAD_JOINTS", "HOME_ARM", "HOME_TORSO", "ROBOT_COLLISION", "RobotSpec", "TIAGO_PP",
+    "ARM_SIDES", "BASE_JOINTS", "HEAD_JOINTS", "HOME_ARM", "HOME_TORSO", "LOOK_ARM", "ROBOT_COLLISION", "RobotSpec",
+    "TIAGO_PP",
     "PAD_HALF", "TORSO_JOINT", "WORLD_COLLISION", "arm_joints", "finger_joints", "home_arm", "robot_actuator_xml",
     "robot_body_xml", "robot_only_xml", "tcp_site", "FINGER_KP", "FINGER_SQUEEZE",
 ]

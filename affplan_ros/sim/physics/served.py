@@ -92,6 +92,15 @@ class PhysicsSkillWorld:
         with self.lock:
             return self.executor.location_of_robot()
 
+    def clear_view(self) -> list[str]:
+        """Free arms up out of the head camera's view (``PhysicsExecutor.clear_view``)."""
+        with self.lock:
+            return self.executor.clear_view()
+
+    def end_view(self, sides: Sequence[str]) -> None:
+        with self.lock:
+            self.executor.end_view(sides)
+
     def look_at(self, location: str, pan_offset: float = 0.0) -> bool:
         """Point the head camera at ``location``'s furniture (what Explore looks at), turned
         ``pan_offset`` radians to the left; False if the head could not get there."""

@@ -55,7 +55,15 @@ from affplan_ros.sim.physics.grasps import (
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
 from affplan_ros.sim.physics.rims import dish_spots, drop_points, first_plan
-from affplan_ros.sim.physics.robot import ARM_SIDES, BASE_JOINTS, HOME_TORSO, TORSO_JOINT, arm_joints, home_arm
+from affplan_ros.sim.physics.robot import (
+    ARM_SIDES,
+    BASE_JOINTS,
+    HOME_TORSO,
+    LOOK_ARM,
+    TORSO_JOINT,
+    arm_joints,
+    home_arm,
+)
 from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind, approach_pose, is_long, side_poses
 
 T = TypeVar("T")
@@ -271,6 +279,31 @@ class Skills:
                 self._carry_round(side, carry)
                 targets.update(carry)
         return self.control.follow([targets])
+
+    def clear_view(self) -> list[str]:
+        """Free arms up out of the head camera's view (``LOOK_ARM``), each on a path clear of what
+        stands about (an arm with no such path stays tucked); the sides moved, for
+        :meth:`end_view`. An arm that holds something stays as it is."""
+        moved = []
+        for side in ARM_SIDES:
+            if self.held[side] is not None:
+                continue
+            start = self.control.joints()
+            goal = dict(zip(arm_joints(side), home_arm(side, self.world.spec, LOOK_ARM)))
+            path = self.paths.path(side, start, {**start, **goal})
+            if path is None:
+                continue
+            self.planned_moves += path.planned
+            if self.control.follow([{j: wp[j] for j in goal} for wp in path.waypoints]).ok:
+                moved.append(side)
+        return moved
+
+    def end_view(self, sides: Sequence[str]) -> None:
+        """The arms :meth:`clear_view` raised back to the tucked pose, round what is in the way."""
+        for side in sides:
+            self._withdraw(side)
+            home = dict(zip(arm_joints(side), home_arm(side, self.world.spec)))
+            self.control.follow([home])   # where no path was found, the tuck's straight line
 
     def _withdraw(self, side: str) -> None:
         """The empty hand back to its tucked pose round what is in the way, where the straight

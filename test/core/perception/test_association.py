@@ -46,3 +46,24 @@ def test_a_large_object_may_be_measured_further_off_than_a_small_one():
 def test_bad_settings_are_refused():
     with pytest.raises(ValueError, match="min_reach_m"):
         MapNamer(min_reach_m=0.0)
+
+
+def test_two_boxes_of_one_bowl_in_a_frame_give_one_name_and_two_apples_side_by_side_two():
+    from dataclasses import replace
+
+    from affplan_ros.core.perception.association import one_per_thing
+
+    # Measured in the fridge of a held-back kitchen: a bowl's rim box and body box (IoU 0.48, so
+    # NMS kept both) 2 cm apart in depth; each turned view then named two bowls there.
+    rim = replace(thing("bowl", 0.10, 0.80, width_px=80, conf=0.37), box=(225.0, 115.0, 311.0, 193.0))
+    body = replace(thing("bowl", 0.11, 0.82, width_px=80, conf=0.64, instance=1), box=(230.0, 146.0, 314.0, 206.0))
+    assert names(one_per_thing([rim, body], FX)) == ["bowl1"]          # the surer box stays
+    namer = MapNamer()
+    assert names(namer.name(one_per_thing([rim, body], FX), LOOK_FORWARD, FX)) == ["bowl0"]
+    # Two apples touching (8 cm wide, 8 cm apart; the boxes touch): two things.
+    left = replace(thing("apple", 0.00, 0.8, width_px=32), box=(100.0, 100.0, 132.0, 130.0))
+    right = replace(thing("apple", 0.08, 0.8, width_px=32, instance=1), box=(130.0, 100.0, 162.0, 130.0))
+    assert names(one_per_thing([left, right], FX)) == ["apple0", "apple1"]
+    # Another class on the spot is not this rule's (the detector's cross_class_iou is).
+    cup = replace(thing("cup", 0.10, 0.80, width_px=80, instance=0), box=(225.0, 115.0, 311.0, 193.0))
+    assert len(one_per_thing([cup, body], FX)) == 2

@@ -83,6 +83,19 @@ def test_synonyms_thresholds_and_ignore_list_apply_to_the_detectors_labels():
     assert [(d.label, d.class_name) for d in cfg.filter(raw)] == [("mug", "cup"), ("dining table", "table")]
 
 
+def test_one_spot_called_two_classes_keeps_the_surer_and_two_things_stay_two():
+    # The physics detector calls some plates pots too, on the very same box: two names for one
+    # thing, one of them a thing that is not there.
+    raw = [("pot", 0.48, (104, 123, 204, 198)), ("plate", 0.59, (106, 123, 206, 198)),
+           ("apple", 0.6, (120, 140, 140, 160)), ("cup", 0.7, (250, 100, 280, 150)), ("cup", 0.5, (252, 100, 282, 150))]
+    kept = DetectorConfig(cross_class_iou=0.8).filter(raw)
+    # The apple on the plate, and two boxes of one class (NMS's business) are left alone.
+    assert [d.class_name for d in kept] == ["cup", "apple", "plate", "cup"]
+    assert len(DetectorConfig().filter(raw)) == 5             # 1: both kept
+    with pytest.raises(DetectorError, match="cross_class_iou"):
+        DetectorConfig(cross_class_iou=1.5)
+
+
 def test_open_vocabulary_models_take_the_oam_classes_or_fail_clearly():
     # Real YOLO-World / YOLOE architectures (untrained, built from ultralytics' YAML without a download).
     for yaml_name, kind in (("v8/yolov8-worldv2.yaml", "yolo_world"), ("11/yoloe-11.yaml", "yoloe")):

@@ -2,6 +2,8 @@
 what stands on or in it."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from affplan_ros.core.perception.oad import PerceivedObject
 from affplan_ros.core.perception.pipeline import Observation
 from affplan_ros.core.perception.relations import EstimatedRelation
@@ -49,3 +51,43 @@ def test_views_of_one_place_merge_into_one_with_each_thing_in_one_place():
     assert sorted(o.name for o in view.objects) == ["apple0", "bowl0", "table0"]
     # One parent per thing (the surer estimate); the rest once.
     assert sorted(str(r) for r in view.relations) == ["(closed table0)", "(in apple0 bowl0)", "(on bowl0 table0)"]
+
+
+KITCHEN = {"table": {"support", "push"}, "counter": {"support", "sturdy-support"},
+           "refrigerator": {"contain", "support", "open"}, "pot": {"carry", "contain"}, "cup": {"carry", "contain"}}
+
+
+def furn(cls: str, instance: int, box) -> PerceivedObject:
+    return PerceivedObject(cls, instance, frozenset(KITCHEN[cls]), 0.9, box)
+
+
+def test_a_counter_the_detector_calls_a_table_is_still_the_place_looked_at():
+    # Close up, the physics detector calls the counter a table: what stands on it stood nowhere
+    # (the frame had no counter) and was dropped from the view of counter0.
+    seen = Observation([furn("table", 0, (8, 83, 319, 240)), furn("pot", 0, (107, 91, 212, 198)),
+                        furn("cup", 0, (250, 150, 280, 190))],
+                       [rel("on", "pot0", "table0"), rel("on", "cup0", "table0")], [], [], image_size=(320, 240))
+    assert at_location(seen, "counter0").objects == []            # without the OAM: as before
+    view = at_location(seen, "counter0", lambda c: KITCHEN[c])
+    assert sorted(o.name for o in view.objects) == ["counter0", "cup0", "pot0"]
+    place = next(o for o in view.objects if o.name == "counter0")
+    assert place.class_name == "counter" and place.affordances == frozenset(KITCHEN["counter"])
+    assert sorted(str(r) for r in view.relations) == ["(on cup0 counter0)", "(on pot0 counter0)"]
+    # A table that does not fill the view is a table across the room, not the counter looked at.
+    far = replace(seen, objects=[furn("table", 0, (40, 150, 280, 240)), *seen.objects[1:]])
+    assert at_location(far, "counter0", lambda c: KITCHEN[c]).objects == []
+
+
+def test_a_table_box_over_the_counter_is_the_counter_seen_twice_and_a_refrigerator_never_stands_in():
+    seen = Observation([furn("counter", 0, (6, 90, 319, 240)), furn("table", 0, (7, 80, 320, 240)),
+                        furn("pot", 0, (219, 95, 319, 221)), furn("cup", 0, (170, 150, 200, 190)),
+                        furn("refrigerator", 0, (0, 0, 60, 240)), furn("cup", 1, (10, 100, 40, 140))],
+                       [rel("on", "pot0", "table0"), rel("on", "cup0", "counter0"), rel("in", "cup1", "refrigerator0")],
+                       [], [])
+    view = at_location(seen, "counter0", lambda c: KITCHEN[c])
+    # One counter0 (the table detection over it is gone), both things on it, nothing of the fridge.
+    assert sorted(o.name for o in view.objects) == ["counter0", "cup0", "pot0"]
+    assert sorted(str(r) for r in view.relations) == ["(on cup0 counter0)", "(on pot0 counter0)"]
+    fridge_only = Observation([furn("counter", 0, (0, 100, 320, 240)), furn("cup", 0, (10, 100, 40, 140))],
+                              [rel("on", "cup0", "counter0")], [], [])
+    assert at_location(fridge_only, "refrigerator0", lambda c: KITCHEN[c]).objects == []

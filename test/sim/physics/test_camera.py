@@ -86,3 +86,43 @@ def test_the_refrigerator_lamp_lights_what_lies_inside_and_apples_are_red():
         assert r > 90 and r > 2 * g and r > 2 * b, (r, g, b)   # lit, and red
     finally:
         camera.close()
+
+
+def test_the_arms_go_up_out_of_the_view_turned_to_their_side_and_tuck_again():
+    # Explore (perception) looks at a place turned to either side: tucked, the arm of that side
+    # covered a third of the frame, and the kitchen's knife behind it was never seen.
+    from affplan_ros.sim.physics.dataset import _segmentation
+    from affplan_ros.sim.physics.executor import PhysicsExecutor
+    from affplan_ros.sim.physics.robot import arm_joints, home_arm
+
+    executor = PhysicsExecutor(load_scene(KITCHEN))
+    camera = HeadCamera(executor.world, 320, 240)
+    world = executor.world
+    arm_geoms = {g for g in range(world.model.ngeom)
+                 if world.model.body(int(world.model.geom_bodyid[g])).name.startswith(("r_", "l_"))}
+
+    def arm_pixels() -> int:
+        seg = _segmentation(camera)
+        return int(np.isin(seg, list(arm_geoms)).sum())
+
+    try:
+        assert executor.explore("counter0").success
+        on_counter = {n: world.position(n).copy() for n in ("cup0", "sponge0", "bucket0", "kitchen_knife0")}
+        tucked = []
+        for pan in (0.45, -0.45):
+            executor.look_at("counter0", pan)
+            tucked.append(arm_pixels())
+        raised = executor.clear_view()
+        assert sorted(raised) == ["l", "r"]
+        clear = []
+        for pan in (0.45, -0.45):
+            executor.look_at("counter0", pan)
+            clear.append(arm_pixels())
+        assert min(tucked) > 0.15 * 320 * 240 and max(clear) < 0.01 * 320 * 240, (tucked, clear)
+        executor.end_view(raised)
+        for side in ("l", "r"):
+            assert np.allclose([world.qpos(j) for j in arm_joints(side)], home_arm(side, world.spec), atol=0.05)
+        # Nothing on the counter was touched on the way up or down.
+        assert all(np.linalg.norm(world.position(n) - p) < 0.01 for n, p in on_counter.items())
+    finally:
+        camera.close()
