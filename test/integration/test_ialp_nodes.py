@@ -141,10 +141,10 @@ def live_grounding(client) -> set:
 
     from affplan_ros.clients.grounding import GroundingClient, LiveGrounding
     from affplan_ros.core.recovery.grounding import load_grounding
-    from affplan_ros.srv import Observe
+    from affplan_ros.srv import Ground
 
     provider = LiveGrounding(GroundingClient(client, client.create_client(
-        Observe, "grounding", callback_group=ReentrantCallbackGroup())))
+        Ground, "grounding", callback_group=ReentrantCallbackGroup())))
     answer = provider.ground(load_grounding()["reachable"], [("cup0",), ("cup1",)])
     assert answer.available, answer.reason
     return {args[0] for args in answer.true}
