@@ -1,12 +1,10 @@
 """The robot's grounding over ROS 2: what the planning node asks before it plans (IALP).
 
-The robot's node (``sim_world``, or a real robot's backend) serves its grounding provider as an
-``Observe`` service (default name ``grounding``), reusing that typed interface rather than a new
-one: the answer's ``observation.relations`` hold one :class:`Relation` per judged fact -
-``predicate`` and ``arguments`` as in PDDL (``reachable [cup0]``), ``confidence`` 1.0 when it
-holds and 0.0 when it does not, ``source`` "grounding" - and one with no arguments for each
-predicate the robot cannot compute (``confidence`` 0, ``source`` "unavailable: <why>").
-``Observe.location`` "" asks about every object the robot knows.
+The robot's node (``sim_world``, or a real robot's backend) serves its grounding provider as a
+``Ground`` service (default name ``grounding``): ``holds`` and ``fails`` are the judged facts as
+:class:`Relation` (``predicate`` and ``arguments`` as in PDDL: ``reachable [cup0]``), and
+``unavailable`` / ``unavailable_why`` the predicates the robot cannot judge, with why.
+``predicates`` [] asks about every predicate, for every object the robot knows.
 """
 from __future__ import annotations
 
@@ -14,32 +12,32 @@ import time
 from typing import Optional
 
 from affplan_ros.core.recovery.grounding import FactGrounding, GroundingAnswer, GroundingFacts
-from affplan_ros.msg import Relation, SceneObservation
+from affplan_ros.msg import Relation
 from affplan_ros.nodes.base import call_service
-from affplan_ros.srv import Observe
+from affplan_ros.srv import Ground
 
-UNAVAILABLE = "unavailable: "
+SOURCE = "grounding"
 
 
-def facts_to_msg(facts: GroundingFacts) -> SceneObservation:
-    msg = SceneObservation()
+def facts_to_response(facts: GroundingFacts, response: Ground.Response) -> Ground.Response:
+    """Fill ``response`` with ``facts`` (success and message are the caller's)."""
     for (predicate, args), holds in sorted(facts.facts.items()):
-        msg.relations.append(Relation(predicate=predicate, arguments=list(args), confidence=1.0 if holds else 0.0,
-                                      source="grounding"))
+        rel = Relation(predicate=predicate, arguments=list(args), confidence=1.0, source=SOURCE)
+        (response.holds if holds else response.fails).append(rel)
     for predicate, why in sorted(facts.unavailable.items()):
-        msg.relations.append(Relation(predicate=predicate, arguments=[], confidence=0.0,
-                                      source=(UNAVAILABLE + why)[:1000]))
-    return msg
+        response.unavailable.append(predicate)
+        response.unavailable_why.append(why[:1000])
+    return response
 
 
-def facts_from_msg(msg: SceneObservation) -> GroundingFacts:
+def facts_from_response(response: Ground.Response) -> GroundingFacts:
     out = GroundingFacts()
-    for rel in msg.relations:
-        if not rel.arguments:
-            why = rel.source[len(UNAVAILABLE):] if rel.source.startswith(UNAVAILABLE) else rel.source
-            out.unavailable[rel.predicate] = why or f"{rel.predicate}: not available"
-        else:
-            out.facts[(rel.predicate, tuple(rel.arguments))] = rel.confidence >= 0.5
+    for holds, rels in ((True, response.holds), (False, response.fails)):
+        for rel in rels:
+            out.facts[(rel.predicate, tuple(rel.arguments))] = holds
+    whys = list(response.unavailable_why)
+    for i, predicate in enumerate(response.unavailable):
+        out.unavailable[predicate] = (whys[i] if i < len(whys) else "") or f"{predicate}: not available"
     return out
 
 
@@ -52,13 +50,13 @@ class GroundingClient:
 
     def fetch(self) -> tuple[Optional[GroundingFacts], str]:
         """(the robot's facts, "") or (None, why not)."""
-        got, error = call_service(self.client, Observe.Request(location=""), self.timeout,
+        got, error = call_service(self.client, Ground.Request(), self.timeout,
                                   wait_s=self.server_wait, node=self.node, resend_silent_s=2.0)
         if got is None:
             return None, f"the robot's grounding did not answer: {error}"
         if not got.success:
             return None, f"the robot's grounding failed: {got.message}"
-        return facts_from_msg(got.observation), ""
+        return facts_from_response(got), ""
 
 
 class LiveGrounding:

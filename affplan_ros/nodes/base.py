@@ -565,8 +565,8 @@ GROUNDING_PARAMS = (
     Param("grounding", "off", "on: ask the robot's grounding (reachable, graspable, detected, placeable) before "
           "planning; a plan never contains a step it says is infeasible. off: plan on the symbolic model alone",
           choices=("off", "on"), bool_words=("off", "on")),
-    Param("grounding_service", "grounding", "the robot's grounding service (Observe: facts with confidence 1 "
-          "hold, 0 do not; served by sim_world or a robot backend)"),
+    Param("grounding_service", "grounding", "the robot's grounding service (Ground: the facts that hold and those "
+          "that do not; served by sim_world or a robot backend)"),
     Param("grounding_timeout_s", 10.0, "how long to wait for the robot's grounding, seconds", above=0),
 )
 IALP_PARAMS = STEPWISE_PARAMS + GROUNDING_PARAMS

@@ -55,7 +55,7 @@ from affplan_ros.nodes.base import (
 )
 from affplan_ros.nodes.convert_memory import steps_to_msg
 from affplan_ros.nodes.params import Param, declare_params
-from affplan_ros.srv import GetMemory, Observe, PlanTask
+from affplan_ros.srv import GetMemory, Ground, PlanTask
 
 PARAMS = (
     Param("goal_rounds", 10, "bound on LLM answers per goal (self-correction rounds)", minimum=1),
@@ -90,7 +90,7 @@ class PlanningNode(Node):
         if p.grounding == "on":
             from affplan_ros.clients.grounding import GroundingClient
 
-            self._grounding = GroundingClient(self, self.create_client(Observe, p.grounding_service,
+            self._grounding = GroundingClient(self, self.create_client(Ground, p.grounding_service,
                                                                       callback_group=ReentrantCallbackGroup()),
                                               timeout=p.grounding_timeout_s)
         serve(self, PlanTask, "plan_task", self._on_plan, MutuallyExclusiveCallbackGroup())

@@ -28,7 +28,7 @@ waiting: it answers success=false while frames are still rendering, true once th
 complete. A node that stops finishes it too, dropping what is not rendered within
 ``VIDEO_STOP_S`` (its supervisor kills it a few seconds after asking it to stop).
 
-``grounding`` (Observe, location "") answers IALP's grounding predicates (reachable, graspable,
+``grounding`` (Ground) answers IALP's grounding predicates (reachable, graspable,
 detected, placeable; core/recovery/data/grounding.yaml) for every object of the world from its
 ground truth: a recovery scenario's ``unreachable``/``ungraspable``/... entries, the physics
 world's IK and contacts (sim/physics/grounding.py); in the plain symbolic world every one holds
@@ -73,7 +73,7 @@ from affplan_ros.nodes.params import Param, declare_params
 from affplan_ros.sim.executor import SimulatedExecutor
 from affplan_ros.sim.recovery_world import ScenarioExecutor
 from affplan_ros.sim.world_scenario import load_scenario
-from affplan_ros.srv import Observe
+from affplan_ros.srv import Ground, Observe
 
 # The virtual camera image the simulated detections' bounding boxes refer to.
 IMAGE_WIDTH, IMAGE_HEIGHT = 640, 480
@@ -174,7 +174,7 @@ class SimWorldNode(Node):
                                               callback_group=MutuallyExclusiveCallbackGroup())
                            if p.perception else None)
         serve(self, Observe, "observe", self._on_observe, group)
-        serve(self, Observe, "grounding", self._on_grounding, group)
+        serve(self, Ground, "grounding", self._on_grounding, group)
         serve(self, Trigger, "reset_world", self._on_reset, group)
         serve(self, Trigger, "finish_video", self._on_finish_video, group)
         self.get_logger().info(f"simulated world from {path}: {len(self.world.task.object_types)} objects, "
@@ -309,21 +309,22 @@ class SimWorldNode(Node):
 
     def _on_grounding(self, request, response):
         """IALP's grounding predicates for every object of the world, as it is now."""
-        from affplan_ros.clients.grounding import facts_to_msg
-        from affplan_ros.core.recovery.grounding import judge
+        from affplan_ros.clients.grounding import facts_to_response
+        from affplan_ros.core.recovery.grounding import judge, load_grounding
 
-        if request.location:
+        known = load_grounding()
+        unknown = sorted(set(request.predicates) - set(known))
+        if unknown:
             response.success = False
-            response.message = "grounding answers for the whole world: leave location empty"
+            response.message = f"unknown grounding predicates {unknown} (known: {sorted(known)})"
             return response
+        wanted = {n: p for n, p in known.items() if not request.predicates or n in request.predicates}
         with self.world.lock:  # a consistent state while skills may be running
             objects = sorted(n for n, o in self.sim.scene.objects.items() if not o.is_agent)
-            facts = judge(self._grounding_provider(), objects)
-        response.observation = facts_to_msg(facts)
-        response.observation.header.stamp = self.get_clock().now().to_msg()
-        false = sum(not v for v in facts.facts.values())
+            facts = judge(self._grounding_provider(), objects, wanted)
+        facts_to_response(facts, response)
         response.success = True
-        response.message = (f"{len(facts.facts)} facts on {len(objects)} objects, {false} infeasible"
+        response.message = (f"{len(facts.facts)} facts on {len(objects)} objects, {len(response.fails)} infeasible"
                             + (f"; not available: {', '.join(sorted(facts.unavailable))}" if facts.unavailable else ""))
         return response
 

@@ -73,6 +73,7 @@ from affplan_ros.srv import (
     AskHuman,
     Command,
     GetMemory,
+    Ground,
     Observe,
     PlanTask,
     UpdateMemory,
@@ -144,7 +145,7 @@ class ToolSelectionNode(Node):
             from affplan_ros.clients.grounding import GroundingClient
 
             self.recovery.grounding = True
-            self.grounding = GroundingClient(self, self.create_client(Observe, p.grounding_service,
+            self.grounding = GroundingClient(self, self.create_client(Ground, p.grounding_service,
                                                                      callback_group=ReentrantCallbackGroup()),
                                              timeout=p.grounding_timeout_s)
         self.profiles = agent_profiles(p)

@@ -141,10 +141,10 @@ def live_grounding(client) -> set:
 
     from affplan_ros.clients.grounding import GroundingClient, LiveGrounding
     from affplan_ros.core.recovery.grounding import load_grounding
-    from affplan_ros.srv import Observe
+    from affplan_ros.srv import Ground
 
     provider = LiveGrounding(GroundingClient(client, client.create_client(
-        Observe, "grounding", callback_group=ReentrantCallbackGroup())))
+        Ground, "grounding", callback_group=ReentrantCallbackGroup())))
     answer = provider.ground(load_grounding()["reachable"], [("cup0",), ("cup1",)])
     assert answer.available, answer.reason
     return {args[0] for args in answer.true}
@@ -237,3 +237,50 @@ def test_bad_ialp_parameters_stop_the_node_with_a_clear_error(tmp_path, endpoint
         with graph(tmp_path, endpoint, **override):
             pass
     assert words in str(err.value)
+
+
+def test_the_physics_world_grounds_what_its_camera_and_arm_can_do(tmp_path):
+    """sim_world with ``physics`` on answers ``grounding`` from the physics state: the apple in the
+    closed fridge is not detected (no camera sees through a door) while the cup on the counter is,
+    and only the predicates asked for come back; an unknown predicate gets a clear error."""
+    import rclpy
+    import rclpy.utilities
+    from rclpy.context import Context
+    from rclpy.executors import MultiThreadedExecutor
+
+    from affplan_ros.clients.grounding import facts_from_response
+    from affplan_ros.nodes.base import call_service
+    from affplan_ros.nodes.sim_world import SimWorldNode
+    from affplan_ros.srv import Ground
+
+    params = yaml.safe_load((ROOT / "config" / "sim.yaml").read_text())
+    params["/**/sim_world"]["ros__parameters"].update({
+        "time_scale": 0.0, "physics": True, "scenario": str(ROOT / "config" / "scenarios" / "kitchen.txt")})
+    path = tmp_path / "params.yaml"
+    path.write_text(yaml.safe_dump(params))
+    context = Context()
+    rclpy.init(context=context, domain_id=int(os.environ["ROS_DOMAIN_ID"]),
+               args=["--ros-args", "--params-file", str(path)])
+    saved = rclpy.utilities.g_default_context
+    rclpy.utilities.g_default_context = context
+    executor = MultiThreadedExecutor(num_threads=4, context=context)
+    nodes = []
+    try:
+        nodes = [SimWorldNode(), rclpy.create_node("ground_test_client", context=context)]
+        for node in nodes:
+            executor.add_node(node)
+        threading.Thread(target=executor.spin, daemon=True).start()
+        client = nodes[1].create_client(Ground, "grounding")
+        got, error = call_service(client, Ground.Request(predicates=["detected"]), 60.0, wait_s=20.0)
+        assert got is not None and got.success, error or got.message
+        facts = facts_from_response(got)
+        assert facts.facts[("detected", ("apple0",))] is False and facts.facts[("detected", ("cup0",))] is True
+        assert {p for p, _ in facts.facts} == {"detected"} and not facts.unavailable
+        bad, error = call_service(client, Ground.Request(predicates=["levitating"]), 60.0, wait_s=20.0)
+        assert bad is not None and not bad.success and "levitating" in bad.message
+    finally:
+        rclpy.utilities.g_default_context = saved
+        executor.shutdown()
+        for node in nodes:
+            node.destroy_node()
+        rclpy.shutdown(context=context)
