@@ -330,10 +330,9 @@ class ToolSelectionLoop:
             left = None if self.max_seconds is None else self.max_seconds - (self.clock() - start)
             if left is not None and left <= 0:
                 return finish(TaskStop.TIME_LIMIT, f"no result within {self.max_seconds:g} s")
-            used = self.llm_calls_used()
-            if self.max_llm_calls is not None and used >= self.max_llm_calls:
-                return finish(TaskStop.LLM_CALL_LIMIT, f"the task's LLM call limit is used up ({used} calls, "
-                                                       f"max_llm_calls {self.max_llm_calls}) without completing it"
+            spent = self._calls_spent()
+            if spent:
+                return finish(TaskStop.LLM_CALL_LIMIT, f"{spent} without completing it"
                               + (f"; the last round: {result.rounds[-1].result}"
                                  if result.rounds and result.rounds[-1].result else ""))
             t0 = self.clock()
@@ -404,13 +403,11 @@ class ToolSelectionLoop:
                 return finish(TaskStop.ANSWERED, result.answer)
             if stopped():
                 return finish(TaskStop.CANCELED, f"canceled before running {call.tool.value}")
-            used = self.llm_calls_used()
-            if (self.max_llm_calls is not None and used >= self.max_llm_calls
-                    and call.tool in (Tool.PLAN, Tool.PARTIAL_PLAN, Tool.SUGGEST_ALTERNATIVE)):  # they ask the LLM
+            spent = self._calls_spent() if call.tool in (Tool.PLAN, Tool.PARTIAL_PLAN,
+                                                         Tool.SUGGEST_ALTERNATIVE) else ""   # they ask the LLM
+            if spent:
                 rec.seconds = self.clock() - t0
-                return finish(TaskStop.LLM_CALL_LIMIT, f"the task's LLM call limit is used up ({used} calls, "
-                                                       f"max_llm_calls {self.max_llm_calls}) before "
-                                                       f"{call.tool.value} could run")
+                return finish(TaskStop.LLM_CALL_LIMIT, f"{spent} before {call.tool.value} could run")
             self._notify("selected", rec)
             if call.tool is Tool.EXPLORE:
                 looked.append(call.argument or "")
@@ -434,6 +431,13 @@ class ToolSelectionLoop:
                 return finish(TaskStop.COMPLETED, f"the request was fulfilled: {rec.result}")
             messages.append({"role": "user", "content": self.prompter.update_message(view(rec.result))})
         return finish(TaskStop.BOUND_REACHED, f"no final plan after {self.max_rounds} rounds")
+
+    def _calls_spent(self) -> str:
+        """Why no more LLM calls may be made for this task ("" while they may)."""
+        used = self.llm_calls_used()
+        if self.max_llm_calls is None or used < self.max_llm_calls:
+            return ""
+        return f"the task's LLM call limit is used up ({used} calls, max_llm_calls {self.max_llm_calls})"
 
     def _robot(self, memory: Memory) -> Optional[str]:
         robots = [n for n, o in memory.objects.items() if o.is_agent and o.class_name == "robot"]

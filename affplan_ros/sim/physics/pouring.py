@@ -125,8 +125,13 @@ def _mouth(sk: Skills, source: str) -> np.ndarray:
     w = sk.world
     props = w.things[source].props
     half = object_geometry(props).half
-    spout = half[0] if props.top_handle is not None else 0.0
-    return w.position(source) + w.rotation(source) @ np.array([spout, 0.0, half[2]])
+    return w.position(source) + w.rotation(source) @ np.array([half[0] if _has_spout(props) else 0.0, 0.0, half[2]])
+
+
+def _has_spout(props) -> bool:
+    """A thing held by a handle over its top is a watering can, with a spout at its +x end
+    (objects.yaml, ``top_handle``)."""
+    return props.top_handle is not None
 
 
 def _mouth_in_hand(sk: Skills, side: str, source: str) -> np.ndarray:
@@ -193,7 +198,7 @@ def _tilt_search(sk: Skills, side: str, source: str, target: str, heights: tuple
     # axis, along the bar, as a person tips one: its weight hangs straight under the bar, and the
     # pads along the bar hold it from turning, whereas about the bar's own axis its weight rolls
     # the bar between the pads and forces them apart (measured: it turned out of the grip).
-    spout = w.things[source].props.top_handle is not None
+    spout = _has_spout(w.things[source].props)
     axis = rot[:, 1] if spout else rot[:, 2]
     length_in_hand = rot.T @ w.rotation(source)[:, 0]
     first: Optional[TiltPlan] = None
