@@ -57,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
 
     if args.scenes < 0:
         raise BenchSetupError(f"--scenes {args.scenes}: must be 0 or more")
+    if not 0.0 <= args.confidence <= 1.0:
+        raise BenchSetupError(f"--confidence {args.confidence:g}: a detection confidence is between 0 and 1")
     tasks = [] if args.no_tasks else load_tasks(Path(args.tasks) if args.tasks else DEFAULT_TASKS)
     with setup_errors(OSError, ValueError):
         perceive = Perception(args.model, args.confidence)

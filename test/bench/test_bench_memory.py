@@ -70,6 +70,14 @@ def test_a_negative_scene_count_is_refused_before_anything_loads(capsys):
     assert "--scenes -1: must be 0 or more" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("confidence", ["-0.1", "1.5"])
+def test_a_confidence_outside_0_to_1_is_refused_before_anything_loads(capsys, confidence):
+    from affplan_ros.cli import main
+
+    assert main(["bench", "memory", "--confidence", confidence, "--no-tasks", "--out", "/nonexistent/x"]) == 2
+    assert f"--confidence {float(confidence):g}: a detection confidence is between 0 and 1" in capsys.readouterr().err
+
+
 def test_a_detector_that_does_not_load_is_a_setup_error():
     with pytest.raises(BenchSetupError, match="no_such.pt"):
         bm.Perception("models/no_such.pt")

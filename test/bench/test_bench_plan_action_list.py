@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import up_fast_downward  # noqa: F401 - required: a broken install fails here, it never skips
 from test_bench_plan import OAM, SCENE, bench_args, load, make_data
 
@@ -88,3 +89,10 @@ def test_llm_action_list_needs_an_endpoint(tmp_path: Path, capsys) -> None:
     assert bench_plan.run(bench_args(data, tmp_path / "x", "oracle", "--method", "llm-action-list")) == 2
     err = capsys.readouterr().err
     assert "--method llm-action-list: the LLM writes the actions itself, so it needs --llm endpoint (not oracle)" in err
+
+
+@pytest.mark.parametrize("option", [("--max-gaps", "-1"), ("--gap-time-limit", "0")])
+def test_llm_action_list_bounds_must_be_sensible(tmp_path: Path, capsys, option) -> None:
+    data = make_data(tmp_path)
+    assert bench_plan.run(bench_args(data, tmp_path / "x", "oracle", *option)) == 2
+    assert "--max-gaps must be >= 0 and --gap-time-limit > 0" in capsys.readouterr().err
