@@ -36,10 +36,9 @@ from affplan_ros.core.planning.derived import ENCLOSED, FREE
 from affplan_ros.core.planning.simulate import (
     Atom,
     SimulationError,
-    _Mapped,
     apply_step,
     full_condition,
-    goal_satisfied,
+    goal_holds,
     ground_step,
     holds,
     initial_state,
@@ -229,7 +228,7 @@ def make_executable(task: PlanningTask, steps: Sequence[Step], goal: Sequence[Se
     out.stop_reason = ("the list is empty" if not steps else
                        f"read the first {max_actions} of {len(steps)} listed actions (the bound)"
                        if len(steps) > max_actions else "every listed action handled")
-    if goal_satisfied(state, [[_Mapped(l, task) for l in c] for c in goal]) is None:
+    if not goal_holds(task, goal, state):
         out.completion_needed = True
         try:
             pr = plan_from(state, goal, completion_time_limit)

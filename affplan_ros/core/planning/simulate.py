@@ -7,7 +7,7 @@ Literals are :class:`affplan_ros.core.goals.formula.Literal` (predicate, args, n
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import lru_cache
 from typing import Iterable, Optional, Sequence
 
@@ -146,7 +146,7 @@ def goal_satisfied(state: Iterable[Atom], goal: Sequence[Sequence]) -> int | Non
 def goal_holds(task: PlanningTask, goal: Sequence[Sequence], state: Iterable[Atom] | None = None) -> bool:
     """Whether the DNF ``goal``, in the scene's names, holds in ``state`` (default: the task's
     initial state), its objects named as the task names them (``7up0`` is ``n7up0``)."""
-    mapped = [[replace(l, args=task._map_args(l.args)) for l in conj] for conj in goal]
+    mapped = [[_Mapped(l, task) for l in conj] for conj in goal]
     return goal_satisfied(initial_state(task) if state is None else state, mapped) is not None
 
 
