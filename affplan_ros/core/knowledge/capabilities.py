@@ -43,6 +43,10 @@ class Capability:
     effect: str        # PDDL effect
     description: str = ""
     environment: bool = False  # no actor: happens by itself, costs nothing (see module doc)
+    # The capability that does the same with a support in place of the container or the other
+    # agent this one takes (putin -> place, handover -> place where the recipient stands): what
+    # planning/relaxation.py relies on when it merges a place or leaves an agent out.
+    support_form: str = ""
 
     def parameter(self, name: str) -> Parameter:
         for p in self.parameters:
@@ -79,7 +83,8 @@ def _capability_from_mapping(name: str, d: Mapping) -> Capability:
     if actor not in ("agent", "none"):
         raise ValueError(f"capability {name}: actor must be 'agent' or 'none', not {actor!r}")
     return Capability(name, tuple(params), str(d["precondition"]).strip(),
-                      str(d["effect"]).strip(), str(d.get("description", "")), environment=actor == "none")
+                      str(d["effect"]).strip(), str(d.get("description", "")), environment=actor == "none",
+                      support_form=str(d.get("support_form", "")))
 
 
 def load_capabilities(path: Union[str, Path, None] = None) -> dict[str, Capability]:

@@ -40,6 +40,7 @@ from affplan_ros.core.knowledge.oam import load_oam
 from affplan_ros.core.model.scene import Scene
 from affplan_ros.core.planning.encoding import PDDL_CONFIG
 from affplan_ros.core.planning.pruning import goal_cost_bound, prune_scene, visit_bound
+from affplan_ros.core.planning.relaxation import relax
 from affplan_ros.core.planning.simulate import validate_plan as symbolic
 from affplan_ros.core.planning.task import PlanningTask, build_task
 
@@ -73,13 +74,25 @@ SEARCH_CONFIGS = {
                 "lazy_wastar([hff2,hlm2],preferred=[hff2,hlm2],w=1)],"
                 "repeat_last=true,continue_on_solve=true,max_time={t})))))"),
 }
-OPTIMAL_CONFIGS = ("lmcut", "bjolp", "ipdb")
+# Symbolic bidirectional uniform-cost search (SymK, a Fast Downward fork, from up-symk): sets
+# of states as BDDs, no heuristic. Where many plans of equal cost differ only in the order of
+# their steps (ten things carried off a table, one hand), it proves the optimum in a second where
+# A* with any of the heuristics above runs past 30 s; it pays about 0.2 s to start (CUDD's tables).
+# FD's variable order beat SymK's own ("Gamer") ordering 1.2 s to 3.8 s on that task.
+SYMBOLIC_CONFIGS = {"symbolic": "sym_bd(gamer_ordering=false,max_time={t})"}
+SEARCH_CONFIGS.update(SYMBOLIC_CONFIGS)
+OPTIMAL_CONFIGS = ("lmcut", "bjolp", "ipdb", "symbolic")
 # The optimal search used by mode="optimal" (AFFPLAN_OPTIMAL_SEARCH overrides it for experiments).
 DEFAULT_OPTIMAL = "bjolp"
 # mode="optimal" gives the optimal search at most this share of the time left after
 # translation; if it runs out, the anytime search gets the rest, so there is a plan (reported
 # as not proven optimal) instead of none.
 OPTIMAL_SHARE = 0.75
+# The relaxation stage of plan_for_goal gets at most this share of the time, and races these
+# optimal searches: neither is the faster on every task (ten things off a table: A* past 30 s,
+# the symbolic search 0.6 s; six screws into a box: A* 0.3 s, the symbolic search 5 s).
+RELAXED_SHARE = 1 / 3
+RELAXED_SEARCHES = ("bjolp", "symbolic")
 MODES = ("optimal", "satisficing")
 VALIDATORS = ("symbolic", "up", "both")
 
@@ -134,6 +147,7 @@ class PlanResult:
     objects_used: int = 0        # after pruning
     pruned: bool = False         # the returned plan comes from the pruned problem
     fallback: bool = False       # pruning gave no plan; solved unpruned
+    relaxed: bool = False        # proven optimal on the relaxation (relaxation.py), not on the home's task
     operators: Optional[int] = None  # ground operators after translation
     # No plan for the whole home costs less (proven by the optimal search; the cost itself when
     # the plan is optimal). None where nothing was proven, e.g. in satisficing mode.
@@ -156,6 +170,15 @@ def _fd_paths() -> tuple[Path, Path]:
     return bindir, bindir / "downward"
 
 
+@lru_cache(maxsize=1)
+def _symk_binary() -> Path:
+    """SymK's search binary (it reads the SAS file of Fast Downward's translator)."""
+    spec = importlib.util.find_spec("up_symk")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("up-symk is not installed (pip install up-symk)")
+    return Path(next(iter(spec.submodule_search_locations))) / "symk" / "builds" / "release" / "bin" / "downward"
+
+
 def _kill_group(proc: subprocess.Popen) -> None:
     try:
         os.killpg(proc.pid, signal.SIGKILL)
@@ -164,11 +187,9 @@ def _kill_group(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
-def _run_group(cmd, *, cwd, timeout: float, stdin=None, env=None) -> tuple[Optional[int], str, float]:
-    """Run ``cmd`` in its own process group; (exit code or None on timeout, output, wall s).
-    Whatever happens, the group is killed and the process reaped before returning."""
-    t0 = time.monotonic()
-    proc = subprocess.Popen(cmd, cwd=cwd, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+def _spawn(cmd, *, cwd, timeout: float, stdin=None, env=None, stdout=subprocess.PIPE) -> subprocess.Popen:
+    """Start ``cmd`` in its own process group, its CPU time limited to ``timeout`` + 1 s."""
+    proc = subprocess.Popen(cmd, cwd=cwd, stdin=stdin, stdout=stdout, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True, env=env)
     # A kernel-enforced CPU limit (as FD's own driver sets) bounds the planner even if this
     # process is killed before it can kill the group. CPU time never exceeds wall time here,
@@ -179,6 +200,26 @@ def _run_group(cmd, *, cwd, timeout: float, stdin=None, env=None) -> tuple[Optio
         resource.prlimit(proc.pid, resource.RLIMIT_CPU, (cpu, cpu + 1))
     except (OSError, ValueError, AttributeError):
         pass
+    return proc
+
+
+def _reap(proc: subprocess.Popen) -> None:
+    """Kill what is left of ``proc``'s group (children too) and reap it."""
+    if proc.poll() is None:
+        _kill_group(proc)
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+    if proc.stdout:
+        proc.stdout.close()
+
+
+def _run_group(cmd, *, cwd, timeout: float, stdin=None, env=None) -> tuple[Optional[int], str, float]:
+    """Run ``cmd`` in its own process group; (exit code or None on timeout, output, wall s).
+    Whatever happens, the group is killed and the process reaped before returning."""
+    t0 = time.monotonic()
+    proc = _spawn(cmd, cwd=cwd, timeout=timeout, stdin=stdin, env=env)
     try:
         out, _ = proc.communicate(timeout=max(0.01, timeout))
         rc: Optional[int] = proc.returncode
@@ -192,15 +233,49 @@ def _run_group(cmd, *, cwd, timeout: float, stdin=None, env=None) -> tuple[Optio
             out = ""
         rc = None
     finally:
-        if proc.poll() is None:
-            _kill_group(proc)
-        try:  # children of the process (none expected) go with the group
-            os.killpg(proc.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
-        if proc.stdout:
-            proc.stdout.close()
+        _reap(proc)
     return rc, out or "", time.monotonic() - t0
+
+
+# Exit codes of a search that settled the task: a plan, or proven unsolvable (FD's 11 and 12).
+_SETTLED = (0, 11, 12)
+
+
+def _race(cmds: dict[str, list[str]], *, tmp: str, timeout: float) -> dict[str, tuple[Optional[int], str, float]]:
+    """Run the searches ``cmds`` (name -> command) side by side on ``tmp``'s output.sas, each in
+    its own folder ``tmp/name``; the first to settle the task ends the others. Name -> (exit
+    code or None when stopped, output, wall s)."""
+    t0 = time.monotonic()
+    procs: dict[str, subprocess.Popen] = {}
+    ended: dict[str, tuple[int, float]] = {}
+    files = []
+    try:
+        for name, cmd in cmds.items():
+            folder = Path(tmp, name)
+            folder.mkdir(exist_ok=True)
+            for old in folder.glob("plan*"):
+                old.unlink()
+            sas, log = open(Path(tmp, "output.sas")), open(folder / "log", "w+")
+            files += [sas, log]
+            procs[name] = _spawn(cmd, cwd=folder, timeout=timeout, stdin=sas, stdout=log)
+        while len(ended) < len(procs) and time.monotonic() - t0 < timeout:
+            for name, proc in procs.items():
+                if name not in ended and proc.poll() is not None:
+                    ended[name] = (proc.returncode, time.monotonic() - t0)
+            if any(rc in _SETTLED for rc, _ in ended.values()):
+                break
+            time.sleep(0.005)
+    finally:
+        for proc in procs.values():
+            _reap(proc)
+        for f in files:
+            f.close()
+    wall = time.monotonic() - t0
+    result = {}
+    for name in cmds:
+        rc, seconds = ended.get(name, (None, wall))
+        result[name] = (rc, Path(tmp, name, "log").read_text(errors="replace"), seconds)
+    return result
 
 
 @dataclass
@@ -248,11 +323,14 @@ _PLAN_FILE_COST_RE = re.compile(r"^; cost = (\d+(?:\.\d+)?)", re.M)  # FD's last
 # With an admissible heuristic every cheaper plan would have been found by then, so N bounds
 # the optimum from below even when the search runs out of time.
 _F_LAYER_RE = re.compile(r"\] f = (\d+(?:\.\d+)?), ")
+# SymK logs "BOUND: N < M" each time it has ruled out every plan cheaper than N.
+_SYMBOLIC_BOUND_RE = re.compile(r"\] BOUND: (\d+(?:\.\d+)?) <")
 
 
 def last_f_layer(log: str) -> Optional[float]:
-    """The highest f layer an A* search logged (a lower bound on the optimal cost), or None."""
-    layers = _F_LAYER_RE.findall(log)
+    """The highest f layer an A* search logged, or the highest bound the symbolic search did (a
+    lower bound on the optimal cost), or None."""
+    layers = _F_LAYER_RE.findall(log) + _SYMBOLIC_BOUND_RE.findall(log)
     return max(float(f) for f in layers) if layers else None
 
 
@@ -261,13 +339,15 @@ def fast_downward(domain: str, problem: str, searches: Sequence[str | tuple[str,
     """Translate ``domain``/``problem`` (PDDL text) once, then run ``searches`` one after
     another on the result, all within ``time_limit`` seconds. A search is a key of
     SEARCH_CONFIGS, or (key, share): then it gets at most that share (0..1] of the time left
-    after translation.
+    after translation, or (tuple of keys, share): a race of those searches side by side, ended
+    by the first that finds a plan or proves there is none.
 
     Searches after one that proved the task unsolvable, or after an optimal one that found a
     plan, are skipped. The run's status is "plan" if any search found one (``plan_text`` is
     the cheapest); ``optimal`` says whether an optimal search finished with it."""
     searches = [searches] if isinstance(searches, str) else list(searches)
     searches = [(s, 1.0) if isinstance(s, str) else (s[0], float(s[1])) for s in searches]
+    searches = [((s,) if isinstance(s, str) else tuple(s), share) for s, share in searches]
     bindir, downward = _fd_paths()
     deadline = time.monotonic() + time_limit
     with tempfile.TemporaryDirectory(prefix="affplan_fd_") as tmp:
@@ -289,37 +369,26 @@ def fast_downward(domain: str, problem: str, searches: Sequence[str | tuple[str,
             return run
         run.search_s = 0.0
         after_translate = deadline - time.monotonic()
-        for name, share in searches:
+        for names, share in searches:
             left = min(share * after_translate, deadline - time.monotonic())
             if left <= 0.05:
-                run.searches.append(SearchRun(name, "timeout"))
+                run.searches += [SearchRun(name, "timeout") for name in names]
                 continue
-            for old in Path(tmp).glob("plan*"):
-                old.unlink()
             # FD's own limit, to a tenth of a second (it counts CPU time: on a loaded machine our
-            # kill comes first, and _run_group keeps what the search logged until then).
-            search = SEARCH_CONFIGS[name].format(t=f"{max(0.1, left):.1f}")
-            with open(Path(tmp, "output.sas")) as sas:
-                rc, out, wall = _run_group([str(downward), "--search", search, "--internal-plan-file", "plan"],
-                                           cwd=tmp, timeout=left + 0.5, stdin=sas)
-            run.log += out
-            run.search_s += wall
-            sr = SearchRun(name, "error", seconds=wall, rc=rc,
-                           lower_bound=last_f_layer(out) if name in OPTIMAL_CONFIGS else None)
-            # An anytime search writes plan.1, plan.2, ... (each cheaper than the one before)
-            # and may be stopped by the time limit after finding some.
-            plans = sorted(Path(tmp).glob("plan*"), key=lambda f: int(f.suffix[1:]) if f.suffix[1:].isdigit() else 0)
-            if plans and (rc == 0 or name == "anytime"):
-                sr.status, sr.plan_text = "plan", plans[-1].read_text()
-                cost = _PLAN_FILE_COST_RE.search(sr.plan_text)
-                sr.cost = float(cost.group(1)) if cost else None
-            elif rc is None or "Time limit reached" in out:
-                sr.status = "timeout"
-            elif rc in (11, 12):
-                sr.status = "unsolvable"
-            run.searches.append(sr)
-            run.rc = rc
-            if sr.status == "unsolvable" or (sr.status == "plan" and name in OPTIMAL_CONFIGS):
+            # kill comes first, and what the search logged until then is kept).
+            cmds = {name: [str(_symk_binary() if name in SYMBOLIC_CONFIGS else downward), "--search",
+                           SEARCH_CONFIGS[name].format(t=f"{max(0.1, left):.1f}"), "--internal-plan-file", "plan"]
+                    for name in names}
+            ended = _race(cmds, tmp=tmp, timeout=left + 0.5)
+            for name in names:
+                rc, out, wall = ended[name]
+                run.log += out
+                sr = _search_run(name, Path(tmp, name), rc, out, wall)
+                run.searches.append(sr)
+                run.rc = rc
+            run.search_s += max(wall for _, _, wall in ended.values())
+            if any(s.status == "unsolvable" or (s.status == "plan" and s.config in OPTIMAL_CONFIGS)
+                   for s in run.searches):
                 break
         best = run.best
         if best is not None:
@@ -333,6 +402,24 @@ def fast_downward(domain: str, problem: str, searches: Sequence[str | tuple[str,
         elif any(s.status == "timeout" for s in run.searches):
             run.status = "timeout"
         return run
+
+
+def _search_run(name: str, folder: Path, rc: Optional[int], out: str, wall: float) -> SearchRun:
+    """What the search ``name`` that ran in ``folder`` found."""
+    sr = SearchRun(name, "error", seconds=wall, rc=rc,
+                   lower_bound=last_f_layer(out) if name in OPTIMAL_CONFIGS else None)
+    # An anytime search writes plan.1, plan.2, ... (each cheaper than the one before) and may be
+    # stopped by the time limit after finding some.
+    plans = sorted(folder.glob("plan*"), key=lambda f: int(f.suffix[1:]) if f.suffix[1:].isdigit() else 0)
+    if plans and (rc == 0 or name == "anytime"):
+        sr.status, sr.plan_text = "plan", plans[-1].read_text()
+        cost = _PLAN_FILE_COST_RE.search(sr.plan_text)
+        sr.cost = float(cost.group(1)) if cost else None
+    elif rc is None or "Time limit reached" in out:
+        sr.status = "timeout"
+    elif rc in (11, 12):
+        sr.status = "unsolvable"
+    return sr
 
 
 def _parse_plan(text: str) -> list[tuple[str, tuple[str, ...]]]:
@@ -353,11 +440,15 @@ def _default_validator() -> str:
 def solve_task(task: PlanningTask, goal: Optional[Sequence[Sequence]] = None, *,
                mode: str = "optimal", time_limit: float = 30.0,
                validate_against: Optional[PlanningTask] = None, split: bool = True,
-               validator: Optional[str] = None) -> PlanResult:
+               validator: Optional[str] = None, optimal_search: str | tuple[str, ...] | None = None,
+               anytime: bool = True) -> PlanResult:
     """Plan for ``task`` (goal given or the task's own), validate, return a PlanResult.
 
     ``validate_against``: the task the plan is checked on (the full task when ``task`` is a
-    pruned one); ``split``: use the split encoding of high-arity actions."""
+    pruned one); ``split``: use the split encoding of high-arity actions; ``optimal_search``:
+    a key of OPTIMAL_CONFIGS, or a tuple of them to race (default: AFFPLAN_OPTIMAL_SEARCH, else
+    DEFAULT_OPTIMAL);
+    ``anytime``: in optimal mode, give the anytime search what time the optimal one leaves."""
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, not {mode!r}")
     validator = validator or _default_validator()
@@ -382,10 +473,10 @@ def solve_task(task: PlanningTask, goal: Optional[Sequence[Sequence]] = None, *,
     # configuration here uses; computing it was a third of the translator's time on big tasks.
     options.append("--skip-variable-reordering")
     if mode == "optimal":
-        optimal = os.environ.get("AFFPLAN_OPTIMAL_SEARCH", DEFAULT_OPTIMAL)
-        if optimal not in OPTIMAL_CONFIGS:
+        optimal = optimal_search or os.environ.get("AFFPLAN_OPTIMAL_SEARCH", DEFAULT_OPTIMAL)
+        if any(o not in OPTIMAL_CONFIGS for o in ((optimal,) if isinstance(optimal, str) else optimal)):
             raise ValueError(f"AFFPLAN_OPTIMAL_SEARCH must be one of {OPTIMAL_CONFIGS}, not {optimal!r}")
-        searches = [(optimal, OPTIMAL_SHARE), "anytime"]
+        searches = [(optimal, OPTIMAL_SHARE), "anytime"] if anytime else [(optimal, 1.0)]
     else:
         searches = ["greedy"]
     run = fast_downward(domain, problem, searches, time_limit, options)
@@ -473,11 +564,26 @@ def plan_for_goal(scene: Scene, goal: Sequence[Sequence], *, mode: str = "optima
         build_kwargs["oam"] = load_oam()
     full = build_task(scene, goal, **build_kwargs)
     opts = dict(mode=mode, split=split, validator=validator)
+    relaxed_runs: list[PlanResult] = []    # their time counts; their plans are not the home's
     if prune:
         rest = {k: v for k, v in build_kwargs.items() if k not in ("agents", "capabilities")}
         kept = prune_scene(scene, goal, full)
         anchored = prune_scene(scene, goal, full, anchored=True)
         earlier: list[PlanResult] = []
+        if mode == "optimal":
+            # First the cheapest agents alone in the places the plan goes to anyway, a relaxation
+            # (relaxation.py): its optimal plan, where the home can carry it out, is optimal.
+            relaxed, _ = relax(kept, anchored, goal, full, build=lambda sc, ag, caps: build_task(
+                sc, goal, agents=ag, capabilities=caps, **rest))
+            if relaxed is not None:
+                res = solve_task(relaxed.task, time_limit=time_limit * RELAXED_SHARE, validate_against=full,
+                                 optimal_search=RELAXED_SEARCHES, anytime=False, **opts)
+                res.objects_total, res.pruned = len(full.object_types), True
+                res.objects_used = len(relaxed.task.object_types)
+                if res.solved and res.optimal and res.cost < relaxed.below:
+                    res.relaxed = True
+                    return _finish(res, t0, [])
+                relaxed_runs.append(res)
         for sub, bound in ((anchored, visit_bound(goal, full)), (kept, None)):
             if len(sub.objects) >= len(scene.objects) or (bound is not None and len(sub.objects) >= len(kept.objects)):
                 continue
@@ -494,13 +600,13 @@ def plan_for_goal(scene: Scene, goal: Sequence[Sequence], *, mode: str = "optima
             res.objects_total, res.objects_used, res.pruned = len(full.object_types), len(small.object_types), True
             if bound is not None:
                 if res.solved and (mode != "optimal" or (res.optimal and res.cost <= bound)):
-                    return _finish(res, t0, earlier)
+                    return _finish(res, t0, [*relaxed_runs, *earlier])
             elif res.solved:
-                return _finish(res, t0, earlier)
+                return _finish(res, t0, [*relaxed_runs, *earlier])
             elif res.status == "timeout":
                 first = next((e for e in earlier if e.solved), None)
                 if first is None:
-                    return _finish(res, t0, earlier)
+                    return _finish(res, t0, [*relaxed_runs, *earlier])
                 # The places the plan goes to anyway gave a plan; the whole home's search ran out
                 # of time: that plan, said not to be proven optimal.
                 earlier.remove(first)
@@ -510,13 +616,14 @@ def plan_for_goal(scene: Scene, goal: Sequence[Sequence], *, mode: str = "optima
                 first.message = (f"optimal among the {first.objects_used} objects of the places the plan goes to "
                                  f"anyway; planning with the other places ran out of time, so the plan may cost "
                                  f"more than the optimum" + _bound_text(first.lower_bound))
-                return _finish(first, t0, [*earlier, res])
+                return _finish(first, t0, [*relaxed_runs, *earlier, res])
             earlier.append(res)
         if earlier:
             res = solve_task(full, time_limit=max(1.0, time_limit - (time.monotonic() - t0)), **opts)
             res.fallback = True
-            return _finish(res, t0, earlier)
-    return _finish(solve_task(full, time_limit=time_limit, **opts), t0, [])
+            return _finish(res, t0, [*relaxed_runs, *earlier])
+    left = max(1.0, time_limit - (time.monotonic() - t0))
+    return _finish(solve_task(full, time_limit=left, **opts), t0, relaxed_runs)
 
 
 def _bound_text(bound: Optional[float]) -> str:

@@ -7,7 +7,9 @@ falls back to the full problem if the pruned one has no plan). Kept are:
 
 1. the goal's objects, all agents, all location objects, and whatever an agent holds;
 2. upwards along on/in/liquid_in: what a kept object stands on or is in (to pick it up
-   it must be reached through its holders, to pour a liquid its container is needed);
+   it must be reached through its holders, to pour a liquid its container is needed); and
+   what stands on a kept thing that can be carried (it must come off before the thing is
+   picked up);
 3. "tools": capabilities relevant to the goal are found by backward chaining over
    predicates from the goal (through non-manipulation preconditions, e.g. heat_liquid
    needs liquid_in, which fill achieves). A parameter of such a capability that is not
@@ -118,14 +120,18 @@ def _transfer_sources(cap, bound: set[str]) -> set[str]:
             and (p, args) in dels and (p, args[0]) in adds}
 
 
+def object_affordances_of(task) -> dict[str, frozenset[str]]:
+    """Scene name -> the types (affordances, class) the task gives the object."""
+    inv = {v: k for k, v in task.names.items()}
+    return {inv.get(n, n): types for n, types in task.signature.objects.items()}
+
+
 def prune_scene(scene: Scene, goal: Sequence[Sequence], task, anchored: bool = False) -> Scene:
     """The sub-scene that a plan for ``goal`` can need (see module doc); ``task`` is the
     full PlanningTask (for capabilities, agents and affordances). ``anchored``: rule 5 keeps
     only the places the plan must go to anyway (not a safe pruning by itself: see
     :func:`visit_bound` for when its plan is still optimal)."""
-    sig = task.signature
-    inv = {v: k for k, v in task.names.items()}
-    affs = {inv.get(n, n): types for n, types in sig.objects.items()}
+    affs = object_affordances_of(task)
     keep: set[str] = {a for c in goal for l in c for a in l.args}
     keep |= {a.name for a in task.agents}
     keep |= {l for l in scene.locations if l in scene.objects}
@@ -167,13 +173,20 @@ def prune_scene(scene: Scene, goal: Sequence[Sequence], task, anchored: bool = F
             keep |= {o for o in loc.objects if {"support", "contain"} & affs.get(o, frozenset())}
 
     holders: dict[str, set[str]] = {}
+    on_top: dict[str, set[str]] = {}
     for r in scene.relations:
         if r.predicate in HOLDING and len(r.args) == 2:
             holders.setdefault(r.args[0], set()).add(r.args[1])
+        if r.predicate == "on" and len(r.args) == 2:
+            on_top.setdefault(r.args[1], set()).add(r.args[0])
+    # Upwards what holds a kept thing; and what stands on a kept thing that can be carried, which
+    # must come off before it is picked up (`free`): without it a plate with an apple on it was
+    # planned as if free, the plan failed validation, and the whole home was planned instead.
     frontier = list(keep)
     while frontier:
         o = frontier.pop()
-        for h in holders.get(o, ()):
+        above = on_top.get(o, ()) if "carry" in affs.get(o, ()) else ()
+        for h in (*holders.get(o, ()), *above):
             if h not in keep:
                 keep.add(h)
                 frontier.append(h)

@@ -38,11 +38,9 @@ def initial_state(task: PlanningTask) -> set[Atom]:
     a thousand objects has tens of thousands of them)."""
     cached = task.__dict__.get("_initial_atoms")
     if cached is None or cached[0] is not task.init:
-        state = set()
-        for fact in task.init:
-            if fact.startswith("(=") or fact.startswith((f"({NOT_ON} ", f"({LOOSE} ")):
-                continue  # numbers; the compiled derived predicates' bookkeeping (derived here)
-            state.add(tuple(fact.strip("()").split()))
+        skip = ("(=", f"({NOT_ON} ", f"({LOOSE} ")
+        # Numbers and the compiled derived predicates' bookkeeping (derived here) are left out.
+        state = {tuple(fact[1:-1].split()) for fact in task.init if not fact.startswith(skip)}
         cached = (task.init, frozenset(state))
         task.__dict__["_initial_atoms"] = cached
     return set(cached[1])
@@ -241,7 +239,7 @@ def validate_plan(task: PlanningTask, goal: Sequence[Sequence],
     """
     costs = {}
     for fact in task.init:
-        if not fact.startswith("(="):
+        if not fact.startswith("(= (cost "):
             continue
         parts = fact.replace("(", " ").replace(")", " ").split()
         if len(parts) == 4 and parts[0] == "=" and parts[1] == "cost":
@@ -261,7 +259,10 @@ def validate_plan(task: PlanningTask, goal: Sequence[Sequence],
         adds, dels = set(), set()
         _apply(substitute(eff, binding), state, adds, dels)
         holders.update(adds - state, dels & state - adds)
-        state = (state - dels) | adds
+        # In place: a home of a thousand objects has 240,000 facts, and copying them per step
+        # was most of validating a 40-step plan (2 s).
+        state -= dels
+        state |= adds
         if cap.environment:
             continue  # happens by itself: no actor, no cost
         if actor not in costs:

@@ -63,6 +63,24 @@ def test_anytime_search_answers_when_the_optimal_search_has_no_time():
     assert [s.config for s in run.searches] == ["bjolp"] and run.optimal and run.best.cost == 7
 
 
+def test_a_race_of_optimal_searches_ends_with_the_first_plan():
+    task = build_task(cluttered_counter())
+    g = goal("(and (on apple0 table0) (on banana0 table0))")
+    run = fast_downward(task.domain_pddl(goal_actions=g), task.problem_pddl(g, goal_flag=True),
+                        [(("bjolp", "symbolic"), 1.0)], 20)
+    assert run.status == "plan" and run.optimal and run.best.cost == 7
+    assert [s.config for s in run.searches] == ["bjolp", "symbolic"]
+    done = [s for s in run.searches if s.status == "plan"]
+    assert done and all(s.cost == 7 for s in done)     # both optimal: whichever came first
+    # The one still searching (if any) was stopped.
+    assert all(s.status == "plan" or s.rc is None for s in run.searches)
+
+
+def test_the_symbolic_search_logs_its_bound_as_the_astar_search_does():
+    log = "[t=0.1s, 1 KB] BOUND: 12 < 2147483647 [0/1 plans]\n[t=0.2s, 1 KB] BOUND: 14 < 2147483647 [0/1 plans]\n"
+    assert last_f_layer(log) == 14
+
+
 def test_the_last_f_layer_of_an_astar_log_is_its_lower_bound():
     log = ("[t=0.006s, 10676 KB] f = 12, 1 evaluated, 0 expanded\n"
            "[t=0.007s, 10676 KB] New best heuristic value for lmcount: 9\n"
