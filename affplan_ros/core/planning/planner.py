@@ -274,7 +274,8 @@ def _race(cmds: dict[str, list[str]], *, tmp: str, timeout: float) -> dict[str, 
     result = {}
     for name in cmds:
         rc, seconds = ended.get(name, (None, wall))
-        result[name] = (rc, Path(tmp, name, "log").read_text(errors="replace"), seconds)
+        log = Path(tmp, name, "log")
+        result[name] = (rc, log.read_text(errors="replace") if log.exists() else "", seconds)
     return result
 
 
@@ -601,11 +602,14 @@ def plan_for_goal(scene: Scene, goal: Sequence[Sequence], *, mode: str = "optima
             if bound is not None:
                 if res.solved and (mode != "optimal" or (res.optimal and res.cost <= bound)):
                     return _finish(res, t0, [*relaxed_runs, *earlier])
-            elif res.solved:
+            elif res.solved and (res.optimal or mode != "optimal"):
                 return _finish(res, t0, [*relaxed_runs, *earlier])
-            elif res.status == "timeout":
+            elif res.solved or res.status == "timeout":
+                # Out of time: the anytime plan, unless the places the plan goes to anyway gave a
+                # cheaper one (the anytime search once had the person act five times, cost 507,
+                # beside that plan's 7).
                 first = next((e for e in earlier if e.solved), None)
-                if first is None:
+                if first is None or (res.solved and res.cost <= first.cost):
                     return _finish(res, t0, [*relaxed_runs, *earlier])
                 # The places the plan goes to anyway gave a plan; the whole home's search ran out
                 # of time: that plan, said not to be proven optimal.

@@ -52,7 +52,10 @@ from affplan_ros.core.planning.pruning import goal_relevant_capabilities, object
 # What a merged place's furniture may offer (of what the goal's capabilities take): a support
 # (read as the support it merges into), a container (read as that support too) that opens and
 # closes (forgotten). Anything else (a heater, a tap, a cutting surface) keeps it a place.
-MERGEABLE_ROLES = frozenset({"support", "contain", "open", "close"})
+MERGEABLE_ROLES = frozenset({"support", "contain", "stack", "open", "close"})
+# Of those, what an action takes that M need not be: an action on the place in such a role has
+# a support form (putin -> place, stack on it -> place), or, for a container, a twin.
+READ_AS_SUPPORT = ("contain", "stack")
 # Relations a merged place may be in: what stands on or in it, and its door.
 _ON_OR_IN = ("on", "in")
 _DOOR = ("closed", "opened")
@@ -108,15 +111,15 @@ def relax(kept: Scene, anchored: Scene, goal: Sequence[Sequence], full, *,
         offers = roles & set(affs.get(p, ()))
         if offers - MERGEABLE_ROLES:
             return None, f"{p} offers {sorted(offers - MERGEABLE_ROLES)}"
-        if "contain" in offers:
-            for name in sorted(useful):
-                cap = full.capabilities[name]
-                for q in cap.parameters:
-                    if q.type == "contain" and not cap.support_form and name not in twins:
-                        twin = _twin(cap, q.name, kept.objects[target].class_name)
-                        if twin is None:
-                            return None, f"{name} changes its ?{q.name} beyond what is in it"
-                        twins[name] = twin
+        for name in sorted(useful):
+            cap = full.capabilities[name]
+            for q in cap.parameters:
+                if q.type not in offers or q.type not in READ_AS_SUPPORT or cap.support_form or name in twins:
+                    continue
+                twin = _twin(cap, q.name, kept.objects[target].class_name) if q.type == "contain" else None
+                if twin is None:
+                    return None, f"{name} would take {p} as its ?{q.name} ({q.type}): no act on a support does that"
+                twins[name] = twin
         merged[p] = target
 
     cheapest = min((a.cost for a in full.agents), default=0)
