@@ -123,7 +123,7 @@ def relax(kept: Scene, anchored: Scene, goal: Sequence[Sequence], full, *,
         merged[p] = target
 
     cheapest = min((a.cost for a in full.agents), default=0)
-    left_out: list[str] = []
+    left_out: dict[str, str] = {}      # agent -> the support they stand at
     below = math.inf
     actor_roles = [c for c in useful if not full.capabilities[c].support_form
                    and any(q.type == "actor" for q in full.capabilities[c].parameters)]
@@ -137,7 +137,7 @@ def relax(kept: Scene, anchored: Scene, goal: Sequence[Sequence], full, *,
         if len(rels) != 1 or where not in kept.objects or "support" not in affs.get(where, ()) \
                 or ("closed", where) in unary:
             continue
-        left_out.append(agent.name)
+        left_out[agent.name] = where
         below = min(below, float(agent.cost))
     if not merged and not left_out:
         return None, "nothing to relax"
@@ -146,7 +146,7 @@ def relax(kept: Scene, anchored: Scene, goal: Sequence[Sequence], full, *,
     agents = [a for a in full.agents if a.name not in left_out]
     caps = dict(full.capabilities) | {twin.name: twin for twin in twins.values()}
     task = build(scene, agents, caps)
-    stands_on = set(merged.values()) | {merged.get(kept.location_of(a), kept.location_of(a)) for a in left_out}
+    stands_on = set(merged.values()) | set(left_out.values())
     wide = [f for f in task.init if f.startswith("(too_wide ") and f[1:-1].split()[2] in
             {task.names.get(s, s) for s in stands_on}]
     if wide:
