@@ -26,6 +26,10 @@ LATCHED_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)
 # Camera images and detections: newest wins, losing one is fine.
 SENSOR_QOS = qos_profile_sensor_data
+# The same, resent when lost: what the simulated camera publishes (any subscriber takes it; one
+# that asks for reliable gets every frame, which a 2 MB frame over UDP often is not otherwise).
+RELIABLE_SENSOR_QOS = QoSProfile(depth=qos_profile_sensor_data.depth, history=HistoryPolicy.KEEP_LAST,
+                                 reliability=ReliabilityPolicy.RELIABLE)
 
 
 def watch_parent(poll_s: float = 0.5, grace_s: float = 5.0) -> None:

@@ -49,6 +49,7 @@ from affplan_ros.env import config_file, share_dir
 from affplan_ros.msg import ObjectAffordances, SceneObservation
 from affplan_ros.nodes.base import (
     LATCHED_QOS,
+    RELIABLE_SENSOR_QOS,
     SENSOR_QOS,
     background_log,
     run_node,
@@ -80,6 +81,10 @@ PARAMS = (
     Param("oam_file", "", "object-affordance mapping (default: the built-in kitchen OAM)"),
     Param("oam_cache_file", "", "where LLM-generated OAM entries are cached ('' = no cache)"),
     Param("location", "", "location the camera looks at, reported with each observation"),
+    Param("camera_reliability", "best_effort", "QoS of the camera subscriptions: best_effort takes any camera, as "
+          "sensors are read; reliable loses no frame of a camera that publishes reliably (a simulated camera, or a "
+          "UDP transport that drops a fragment of a large frame when the receiver is busy: docs/reliability.md)",
+          choices=("best_effort", "reliable")),
     Param("max_rate_hz", 2.0, "most frames processed per second (newest frame wins)", above=0),
     Param("observe_timeout_s", 5.0, "Observe: how long to wait for a processed frame", above=0),
     Param("llm_base_url", "", "GenerateOam endpoint ('' = AFFPLAN_LLM_BASE_URL)"),
@@ -132,13 +137,14 @@ class PerceptionNode(Node):
         self.observation_pub = self.create_publisher(SceneObservation, "observation", LATCHED_QOS)
         self.annotated_pub = self.create_publisher(Image, "annotated_image", LATCHED_QOS)
         sensors = MutuallyExclusiveCallbackGroup()
-        subscribe(self, Image, self.camera_topic, self._on_image, SENSOR_QOS, sensors)
+        camera_qos = SENSOR_QOS if p.camera_reliability == "best_effort" else RELIABLE_SENSOR_QOS
+        subscribe(self, Image, self.camera_topic, self._on_image, camera_qos, sensors)
         if self.depth_topic:
-            subscribe(self, Image, self.depth_topic, self._on_depth, SENSOR_QOS, sensors)
+            subscribe(self, Image, self.depth_topic, self._on_depth, camera_qos, sensors)
         if self.info_topic:
-            subscribe(self, CameraInfo, self.info_topic, self._on_info, SENSOR_QOS, sensors)
+            subscribe(self, CameraInfo, self.info_topic, self._on_info, camera_qos, sensors)
         if self.pose_topic:
-            subscribe(self, PoseStamped, self.pose_topic, self._on_pose, SENSOR_QOS, sensors)
+            subscribe(self, PoseStamped, self.pose_topic, self._on_pose, camera_qos, sensors)
         # Inference in its own group: sensor callbacks and services stay responsive meanwhile.
         self.create_timer(1.0 / self.max_rate, self._process_newest, callback_group=MutuallyExclusiveCallbackGroup())
         services = ReentrantCallbackGroup()

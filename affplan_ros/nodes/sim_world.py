@@ -61,7 +61,7 @@ from affplan_ros.msg import SceneObservation
 from affplan_ros.nodes.base import (
     AGENT_PARAMS,
     LATCHED_QOS,
-    SENSOR_QOS,
+    RELIABLE_SENSOR_QOS,
     agent_profiles,
     guarded_execute,
     run_node,
@@ -234,10 +234,12 @@ class SimWorldNode(Node):
         from geometry_msgs.msg import PoseStamped
         from sensor_msgs.msg import CameraInfo, Image
 
-        self.image_pub = self.create_publisher(Image, "camera/image_raw", SENSOR_QOS)
-        self.depth_pub = self.create_publisher(Image, "camera/depth/image_raw", SENSOR_QOS)
-        self.info_pub = self.create_publisher(CameraInfo, "camera/camera_info", SENSOR_QOS)
-        self.pose_pub = self.create_publisher(PoseStamped, "camera/pose", SENSOR_QOS)
+        # Reliable, as many camera drivers publish: a best-effort reader (RViz) still takes it.
+        qos = RELIABLE_SENSOR_QOS
+        self.image_pub = self.create_publisher(Image, "camera/image_raw", qos)
+        self.depth_pub = self.create_publisher(Image, "camera/depth/image_raw", qos)
+        self.info_pub = self.create_publisher(CameraInfo, "camera/camera_info", qos)
+        self.pose_pub = self.create_publisher(PoseStamped, "camera/pose", qos)
 
     def _publish_frame(self, frame) -> None:
         """One rendered frame as a real RGB-D camera driver publishes it (optical frame)."""

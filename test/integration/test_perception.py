@@ -17,15 +17,15 @@ CAMERA_TRANSPORT = "UDPv4?sockets_size=4194304"
 
 @pytest.fixture(autouse=True, scope="module")
 def camera_transport():
-    """Camera frames (1-2 MB a frame, best effort, as cameras publish) go over UDP on localhost,
-    as every other module's messages do, with socket buffers of 4 MB (Fast DDS's builtin
-    transport option ``sockets_size``). A frame is sent as a burst of 64 KB datagrams; with the
-    system's default receive buffer (208 KB here) a receiver busy for a moment overflowed it and
-    lost a fragment of nearly every frame (42 s to the first frame, once none in 90 s). The
-    shared-memory + TCP transport (``LARGE_DATA``) used before carried frames too, but once in
-    about ten fresh-clone runs stopped delivering them for 60 s, unexplained; UDP has no
-    segments or connections left behind by earlier processes. The kernel caps the size at
-    net.core.rmem_max (4 MB on this machine kind; a smaller cap is used silently)."""
+    """Camera frames (1-2 MB each) go over UDP on localhost, as every other module's messages do,
+    with socket buffers of 4 MB (Fast DDS's builtin transport option ``sockets_size``; the kernel
+    caps it at net.core.rmem_max, 4 MB on this machine kind). A frame leaves as a burst of 64 KB
+    datagrams, and best effort loses the frame with any one of them: even so, the node took 2-3
+    of the 130-240 frames published while this module's first test ran alone (27-51 s), and one
+    CI run saw none in 60 s. So the test's camera publishes reliably and the node subscribes with
+    ``camera_reliability: reliable`` (15 frames, 7 s). Shared memory + TCP (``LARGE_DATA``),
+    used before, once in about ten fresh-clone runs stopped delivering frames for 60 s,
+    unexplained; UDP leaves no segments or connections behind for the next process."""
     import os
 
     before = os.environ.get("FASTDDS_BUILTIN_TRANSPORTS")
@@ -53,17 +53,19 @@ def _needs_detector():
 def start(**params):
     from affplan_ros.launcher import NodeProcess, node_argv
 
-    return NodeProcess(node_argv("perception", NS, params), ready_timeout=60)
+    # The test's camera publishes reliably (see camera_transport): every frame arrives.
+    return NodeProcess(node_argv("perception", NS, {"camera_reliability": "reliable", **params}), ready_timeout=60)
 
 
 class Camera:
-    """Publishes a drawn RGB-D frame (rgb8 + 32FC1 + camera info) from a test node, like a camera."""
+    """Publishes a drawn RGB-D frame (rgb8 + 32FC1 + camera info) from a test node, like a camera
+    driver that publishes reliably."""
 
     def __init__(self, node, frame):
         from sensor_msgs.msg import CameraInfo, Image
         from std_msgs.msg import Header
 
-        from affplan_ros.nodes.base import SENSOR_QOS
+        from affplan_ros.nodes.base import RELIABLE_SENSOR_QOS
         from affplan_ros.nodes.convert import image_msg
 
         header = Header(frame_id="camera_optical")
@@ -72,9 +74,9 @@ class Camera:
         self.depth = image_msg(frame.depth, "32FC1", header)
         self.info = CameraInfo(header=header, height=frame.image.shape[0], width=frame.image.shape[1],
                                k=[fx, 0.0, cx, 0.0, fy, cy, 0.0, 0.0, 1.0])
-        self.pubs = [node.create_publisher(Image, f"{NS}/camera/image_raw", SENSOR_QOS),
-                     node.create_publisher(Image, f"{NS}/camera/depth", SENSOR_QOS),
-                     node.create_publisher(CameraInfo, f"{NS}/camera/camera_info", SENSOR_QOS)]
+        self.pubs = [node.create_publisher(Image, f"{NS}/camera/image_raw", RELIABLE_SENSOR_QOS),
+                     node.create_publisher(Image, f"{NS}/camera/depth", RELIABLE_SENSOR_QOS),
+                     node.create_publisher(CameraInfo, f"{NS}/camera/camera_info", RELIABLE_SENSOR_QOS)]
         self.image = self.rgb
         node.create_timer(0.2, self.publish)
 
@@ -107,6 +109,7 @@ def observe_until(node, executor, done, timeout: float = 60.0):
 
 def test_drawn_frames_become_objects_with_affordances_and_relations():
     _needs_detector()
+    from rclpy.qos import ReliabilityPolicy
     from ros_support import isolated_node, spin_until
     from sensor_msgs.msg import Image
 
@@ -132,6 +135,10 @@ def test_drawn_frames_become_objects_with_affordances_and_relations():
             got = lambda: annotated and any(full(m) for m in seen)  # noqa: E731
             assert spin_until(executor, got, 90.0), "".join(proc.output[-20:]) + str(
                 [[(o.name, len(o.pose)) for o in m.objects] for m in seen[-3:]])
+            # camera_reliability: reliable is what the node asked for on each camera topic.
+            for topic in ("image_raw", "depth", "camera_info"):
+                readers = node.get_subscriptions_info_by_topic(f"{NS}/camera/{topic}")
+                assert [r.qos_profile.reliability for r in readers] == [ReliabilityPolicy.RELIABLE], topic
             msg = next(m for m in seen if full(m))
             objects = {o.name: o for o in msg.objects}
             for name in EXPECTED:
