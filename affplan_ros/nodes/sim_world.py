@@ -235,11 +235,10 @@ class SimWorldNode(Node):
         from sensor_msgs.msg import CameraInfo, Image
 
         # Reliable, as many camera drivers publish: a best-effort reader (RViz) still takes it.
-        qos = RELIABLE_SENSOR_QOS
-        self.image_pub = self.create_publisher(Image, "camera/image_raw", qos)
-        self.depth_pub = self.create_publisher(Image, "camera/depth/image_raw", qos)
-        self.info_pub = self.create_publisher(CameraInfo, "camera/camera_info", qos)
-        self.pose_pub = self.create_publisher(PoseStamped, "camera/pose", qos)
+        self.image_pub = self.create_publisher(Image, "camera/image_raw", RELIABLE_SENSOR_QOS)
+        self.depth_pub = self.create_publisher(Image, "camera/depth/image_raw", RELIABLE_SENSOR_QOS)
+        self.info_pub = self.create_publisher(CameraInfo, "camera/camera_info", RELIABLE_SENSOR_QOS)
+        self.pose_pub = self.create_publisher(PoseStamped, "camera/pose", RELIABLE_SENSOR_QOS)
 
     def _publish_frame(self, frame) -> None:
         """One rendered frame as a real RGB-D camera driver publishes it (optical frame)."""

@@ -221,6 +221,14 @@ def test_camera_frames_reach_the_memory_node_as_objects_with_affordances_and_rel
         assert perception.stop() == 0, "".join(perception.output)
 
 
+def test_a_bad_camera_reliability_stops_the_node_with_a_clear_error():
+    from affplan_ros.launcher import NodeStartError
+
+    with pytest.raises(NodeStartError) as err:
+        start(camera_reliability="lossy")
+    assert "camera_reliability must be one of: best_effort, reliable (got 'lossy')" in str(err.value)
+
+
 def test_bad_frames_and_a_bad_model_are_reported_and_the_node_stays_up(tmp_path):
     _needs_detector()
     from rcl_interfaces.msg import Parameter, ParameterType, ParameterValue

@@ -54,7 +54,8 @@ from affplan_ros.core.planning.pruning import goal_relevant_capabilities, object
 # closes (forgotten). Anything else (a heater, a tap, a cutting surface) keeps it a place.
 MERGEABLE_ROLES = frozenset({"support", "contain", "stack", "open", "close"})
 # Of those, what an action takes that M need not be: an action on the place in such a role has
-# a support form (putin -> place, stack on it -> place), or, for a container, a twin.
+# a support form (putin -> place), or, for a container, a twin; else the place is not merged
+# (stack has neither: a support_form for it slowed the kitchen scenes).
 READ_AS_SUPPORT = ("contain", "stack")
 # Relations a merged place may be in: what stands on or in it, and its door.
 _ON_OR_IN = ("on", "in")
@@ -99,10 +100,10 @@ def relax(kept: Scene, anchored: Scene, goal: Sequence[Sequence], full, *,
     if not supports:
         return None, "no support among the places the plan goes to anyway"
 
+    target = supports[0]
     merged: dict[str, str] = {}
     twins: dict[str, Capability] = {}
     for p in dropped:
-        target = supports[0]
         others = [r for r in kept.relations if p in r.args
                   and not (r.predicate in _ON_OR_IN and r.args[1:] == (p,))
                   and not (r.predicate in _DOOR and r.args == (p,))]
