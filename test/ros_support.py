@@ -3,14 +3,15 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import Callable, Iterator, Optional, Sequence
 
 import rclpy
 from rclpy.context import Context
-from rclpy.executors import SingleThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 
 from affplan_ros.launcher import NodeProcess
@@ -40,6 +41,42 @@ def isolated_node(name: str) -> Iterator[tuple[Node, SingleThreadedExecutor]]:
         executor.shutdown()
         node.destroy_node()
         rclpy.shutdown(context=context)
+
+
+@contextmanager
+def nodes_in_process(factories: Sequence[Callable[[], Node]], client_name: str, *,
+                     params_file: Optional[Path] = None, threads: int = 4) -> Iterator[list[Node]]:
+    """The project's node classes (``factories``, with ``params_file``) and a client node named
+    ``client_name``, in a context of their own, spun by a MultiThreadedExecutor in a thread;
+    yields the nodes, the client last. A node class that raises (bad parameters) raises here."""
+    import rclpy.utilities
+
+    context = Context()
+    args = ["--ros-args", "--params-file", str(params_file)] if params_file else None
+    rclpy.init(context=context, domain_id=int(os.environ["ROS_DOMAIN_ID"]), args=args)
+    saved = rclpy.utilities.g_default_context
+    rclpy.utilities.g_default_context = context  # the node classes take the default context
+    nodes: list[Node] = []
+    executor, spinner = None, None
+    try:
+        for make in factories:
+            nodes.append(make())
+        nodes.append(rclpy.create_node(client_name, context=context))
+        executor = MultiThreadedExecutor(num_threads=threads, context=context)
+        for node in nodes:
+            executor.add_node(node)
+        spinner = threading.Thread(target=executor.spin, daemon=True)
+        spinner.start()
+        yield nodes
+    finally:
+        rclpy.utilities.g_default_context = saved
+        if executor is not None:
+            executor.shutdown()
+        for node in nodes:
+            node.destroy_node()
+        rclpy.shutdown(context=context)
+        if spinner is not None:
+            spinner.join(5.0)
 
 
 # One implementation of "start a process and wait for READY", shared with `affplan up`.

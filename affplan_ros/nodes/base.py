@@ -310,15 +310,22 @@ def call_service(client, request, timeout: float, *, stop: Callable[[], bool] = 
                   f"no answer within {timeout:g} s from ") + client.srv_name
 
 
+# A goal unanswered this long goes out again, at most MAX_GOAL_SENDS times in all. Longer than a
+# server's hold on a goal whose acceptance could not be delivered (nodes/goal_gate.py PENDING_S).
+RESEND_GOAL_S = 3.0
+MAX_GOAL_SENDS = 3
+
+
 def send_goal(client, goal, *, feedback_callback=None, timeout: float = 30.0, stop: Callable[[], bool] = lambda: False,
-              resend_after_s: float = 3.0) -> tuple[Optional[Any], str]:
+              resend_after_s: float = RESEND_GOAL_S) -> tuple[Optional[Any], str]:
     """(goal handle, "done"), or (None, "stopped" | "timeout"). A goal that reaches a server
-    before the server has discovered us (just restarted) is lost without a word: after
-    ``resend_after_s`` of silence it goes out once more. The servers here accept one goal at a
-    time from its acceptance on, so a copy that arrives beside the original is rejected; the
-    first accepted handle wins (else the first answer)."""
+    before the server has discovered us (just restarted), or whose acceptance the server could
+    not send back to us yet, is lost without a word: while no copy is accepted, one more goes out
+    after each ``resend_after_s``. The servers here accept one goal at a time from its acceptance
+    on, so a copy that arrives beside the original is rejected; the first accepted handle wins
+    (else the first answer, once every copy is answered)."""
     waits = [FutureWait(client.send_goal_async(goal, feedback_callback=feedback_callback))]
-    start = time.monotonic()
+    start = last_send = time.monotonic()
     deadline = start + timeout
     while True:
         done = [w.future.result() for w in waits if w.future.done()]
@@ -336,8 +343,9 @@ def send_goal(client, goal, *, feedback_callback=None, timeout: float = 30.0, st
         if time.monotonic() > deadline:
             outcome = "timeout"
             break
-        if len(waits) == 1 and time.monotonic() - start > resend_after_s:
+        if len(waits) < MAX_GOAL_SENDS and time.monotonic() - last_send > resend_after_s:
             waits.append(FutureWait(client.send_goal_async(goal, feedback_callback=feedback_callback)))
+            last_send = time.monotonic()
         time.sleep(0.05)
     # Given up on: a goal still accepted later is canceled at once (it would run unobserved).
     for w in waits:

@@ -12,10 +12,9 @@ the skill server too, so the simulated world learns what the person did.
 """
 from __future__ import annotations
 
-import threading
 import time
 
-from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.action import ActionClient, ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
@@ -45,6 +44,7 @@ from affplan_ros.nodes.convert import (
     step_text,
 )
 from affplan_ros.nodes.convert_memory import is_human, plan_step_problem
+from affplan_ros.nodes.goal_gate import OneGoalAtATime
 from affplan_ros.nodes.params import Param, declare_params
 from affplan_ros.srv import AskHuman
 
@@ -89,25 +89,25 @@ class ExecutorNode(Node):
             for skill in self.skill_map.skill_types()
         }
         self._ask_human = self.create_client(AskHuman, p.ask_human_service, callback_group=self._client_group)
-        self._busy = threading.Lock()
+        # One plan at a time, from its acceptance on: a second plan (or a copy of this one that a
+        # client sent again) is rejected, never queued to run after it.
+        self._gate = OneGoalAtATime(self.get_logger(), "execute_plan",
+                                    lambda goal: f"a plan of {len(goal.plan.steps)} step(s)")
         self._server = ActionServer(
             self, ExecutePlan, "execute_plan",
             execute_callback=guarded_execute(self, ExecutePlan, "execute_plan", self._execute),
-            goal_callback=self._on_goal, cancel_callback=lambda _g: CancelResponse.ACCEPT,
+            goal_callback=self._gate.on_goal, handle_accepted_callback=self._gate.on_accepted,
+            cancel_callback=lambda _g: CancelResponse.ACCEPT,
             # Reentrant: the cancel request must be served while the plan runs.
             callback_group=ReentrantCallbackGroup())
         self.get_logger().info(f"executor ready: {len(self._skill_clients)} skill types, "
                                f"step limit {self.step_timeout:.0f} s")
 
-    def _on_goal(self, _goal) -> GoalResponse:
-        # One plan at a time, from its acceptance on: a second plan (or a copy of this one that a
-        # client sent again) is rejected, never queued to run after it. _execute releases.
-        if not self._busy.acquire(blocking=False):
-            self.get_logger().warning("plan rejected: another plan is running")
-            return GoalResponse.REJECT
-        return GoalResponse.ACCEPT
-
     def _execute(self, goal_handle):
+        if not self._gate.holds(goal_handle):  # accepted beside another plan (see nodes/goal_gate.py)
+            goal_handle.abort()
+            return ExecutePlan.Result(message="plan rejected: another plan is running", failure=failure_to_msg(
+                Failure(FailureCode.INVALID, "execute plan", "the plan was rejected", "another plan is running")))
         try:
             problem = self._plan_problem(goal_handle.request)
             if problem:
@@ -117,7 +117,7 @@ class ExecutorNode(Node):
                     Failure(FailureCode.INVALID, "execute plan", "the plan was rejected", problem)))
             return self._run_plan(goal_handle)
         finally:
-            self._busy.release()
+            self._gate.release(goal_handle)
 
     def _plan_problem(self, request) -> str:
         """Why the ExecutePlan goal cannot run ("" when it can): nothing moves for a bad plan."""

@@ -36,10 +36,9 @@ with its reason, never the node.
 """
 from __future__ import annotations
 
-import threading
 import uuid
 
-from rclpy.action import ActionClient, ActionServer, CancelResponse, GoalResponse
+from rclpy.action import ActionClient, ActionServer, CancelResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 
@@ -67,6 +66,7 @@ from affplan_ros.nodes.base import (
     serve,
     watch_knowledge,
 )
+from affplan_ros.nodes.goal_gate import OneGoalAtATime
 from affplan_ros.nodes.params import Param, declare_params
 from affplan_ros.nodes.task_run import TaskRun
 from affplan_ros.srv import (
@@ -164,11 +164,13 @@ class ToolSelectionNode(Node):
         }
         self.execute_plan = ActionClient(self, ExecutePlan, self.execute_plan_name, callback_group=clients)
         self._self_client = ActionClient(self, ExecuteTask, "execute_task", callback_group=clients)
-        self._busy = threading.Lock()
-        self.current_task = ""
+        # One task at a time, from its acceptance on: a second one (or a copy of this one that a
+        # client sent again) is refused, not queued (Command says why).
+        self._gate = OneGoalAtATime(self.get_logger(), "execute_task", lambda goal: " ".join(goal.task.split())[:200])
         self._server = ActionServer(self, ExecuteTask, "execute_task",
                                     execute_callback=guarded_execute(self, ExecuteTask, "execute_task", self._execute),
-                                    goal_callback=self._on_goal, cancel_callback=lambda _g: CancelResponse.ACCEPT,
+                                    goal_callback=self._gate.on_goal, handle_accepted_callback=self._gate.on_accepted,
+                                    cancel_callback=lambda _g: CancelResponse.ACCEPT,
                                     callback_group=ReentrantCallbackGroup())
         serve(self, Command, "command", self._on_command, ReentrantCallbackGroup())
         self.llm, self.oam, self._problem = None, None, "still starting"
@@ -187,19 +189,14 @@ class ToolSelectionNode(Node):
                                f"{backend.label if backend else self._problem}; approval: {self.approval.value}")
 
     # -- ExecuteTask -------------------------------------------------------------------------
-    def _on_goal(self, goal) -> GoalResponse:
-        # One task at a time, from its acceptance on: a second one (or a copy of this one that a
-        # client sent again) is refused, not queued (Command says why). _execute releases.
-        if not self._busy.acquire(blocking=False):
-            self.get_logger().warn(f"refused {goal.task[:100]!r}: busy with {self.current_task[:100]!r}")
-            return GoalResponse.REJECT
-        self.current_task = " ".join(goal.task.split())[:200]
-        return GoalResponse.ACCEPT
-
     def _execute(self, goal_handle):
         from affplan_ros.core.agent.tool_loop import clean_task
 
         request = goal_handle.request
+        if not self._gate.holds(goal_handle):  # accepted beside another task (see nodes/goal_gate.py)
+            goal_handle.abort()
+            return ExecuteTask.Result(stop_reason=ExecuteTask.Result.STOP_REJECTED,
+                                      message=f"busy with {self._gate.current!r}; try again when it is done")
         try:
             task, problem = clean_task(request.task, MAX_TASK_CHARS)
             if not problem and request.max_rounds > MAX_ROUNDS:
@@ -210,8 +207,7 @@ class ToolSelectionNode(Node):
                 return ExecuteTask.Result(stop_reason=ExecuteTask.Result.STOP_REJECTED, message=problem)
             return TaskRun(self, goal_handle, task).run()
         finally:
-            self.current_task = ""
-            self._busy.release()
+            self._gate.release(goal_handle)
 
     # -- Command -----------------------------------------------------------------------------
     def _on_command(self, request, response):
@@ -221,8 +217,8 @@ class ToolSelectionNode(Node):
         if problem:
             response.accepted, response.message = False, problem
             return response
-        if self._busy.locked():
-            response.accepted, response.message = False, f"busy with {self.current_task!r}; try again when it is done"
+        if self._gate.current:
+            response.accepted, response.message = False, f"busy with {self._gate.current!r}; try again when it is done"
             return response
         if not self._self_client.wait_for_server(timeout_sec=self.server_wait):
             response.accepted, response.message = False, "the ExecuteTask server of this node is not reachable"

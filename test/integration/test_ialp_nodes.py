@@ -15,7 +15,6 @@ Each test asks ``plan_task`` (PlanTask) as the tool-selection node does:
 """
 from __future__ import annotations
 
-import os
 import threading
 import time
 from contextlib import contextmanager
@@ -23,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from ros_support import nodes_in_process
 
 pytestmark = pytest.mark.ros
 
@@ -77,11 +77,6 @@ def candidates(*scored, logprobs: bool = True):
 def graph(tmp: Path, endpoint: Endpoint, **planning):
     """sim_world, memory and planning on one MultiThreadedExecutor, in a context of their own,
     with config/sim.yaml's parameters and ``planning`` over them; yields a client node."""
-    import rclpy
-    import rclpy.utilities
-    from rclpy.context import Context
-    from rclpy.executors import MultiThreadedExecutor
-
     from affplan_ros.nodes.memory import MemoryNode
     from affplan_ros.nodes.planning import PlanningNode
     from affplan_ros.nodes.sim_world import SimWorldNode
@@ -94,32 +89,9 @@ def graph(tmp: Path, endpoint: Endpoint, **planning):
     params["/**/planning"]["ros__parameters"].update({"semantic_check": False, **planning})
     path = tmp / f"params_{len(list(tmp.glob('params_*')))}.yaml"
     path.write_text(yaml.safe_dump(params))
-    context = Context()
-    rclpy.init(context=context, domain_id=int(os.environ["ROS_DOMAIN_ID"]),
-               args=["--ros-args", "--params-file", str(path)])
-    saved = rclpy.utilities.g_default_context
-    rclpy.utilities.g_default_context = context  # the node classes take the default context
-    nodes, executor, spinner = [], None, None
-    try:
-        for cls in (SimWorldNode, MemoryNode, PlanningNode):
-            nodes.append(cls())
-        client = rclpy.create_node("ialp_test_client", context=context)
-        nodes.append(client)
-        executor = MultiThreadedExecutor(num_threads=6, context=context)
-        for node in nodes:
-            executor.add_node(node)
-        spinner = threading.Thread(target=executor.spin, daemon=True)
-        spinner.start()
-        yield client
-    finally:
-        rclpy.utilities.g_default_context = saved
-        if executor is not None:
-            executor.shutdown()
-        for node in nodes:
-            node.destroy_node()
-        rclpy.shutdown(context=context)
-        if spinner is not None:
-            spinner.join(5.0)
+    with nodes_in_process((SimWorldNode, MemoryNode, PlanningNode), "ialp_test_client", params_file=path,
+                          threads=6) as nodes:
+        yield nodes[-1]
 
 
 def plan(client, task: str = TASK, timeout: float = 60.0):
@@ -243,11 +215,6 @@ def test_the_physics_world_grounds_what_its_camera_and_arm_can_do(tmp_path):
     """sim_world with ``physics`` on answers ``grounding`` from the physics state: the apple in the
     closed fridge is not detected (no camera sees through a door) while the cup on the counter is,
     and only the predicates asked for come back; an unknown predicate gets a clear error."""
-    import rclpy
-    import rclpy.utilities
-    from rclpy.context import Context
-    from rclpy.executors import MultiThreadedExecutor
-
     from affplan_ros.clients.grounding import facts_from_response
     from affplan_ros.nodes.base import call_service
     from affplan_ros.nodes.sim_world import SimWorldNode
@@ -258,18 +225,7 @@ def test_the_physics_world_grounds_what_its_camera_and_arm_can_do(tmp_path):
         "time_scale": 0.0, "physics": True, "scenario": str(ROOT / "config" / "scenarios" / "kitchen.txt")})
     path = tmp_path / "params.yaml"
     path.write_text(yaml.safe_dump(params))
-    context = Context()
-    rclpy.init(context=context, domain_id=int(os.environ["ROS_DOMAIN_ID"]),
-               args=["--ros-args", "--params-file", str(path)])
-    saved = rclpy.utilities.g_default_context
-    rclpy.utilities.g_default_context = context
-    executor = MultiThreadedExecutor(num_threads=4, context=context)
-    nodes = []
-    try:
-        nodes = [SimWorldNode(), rclpy.create_node("ground_test_client", context=context)]
-        for node in nodes:
-            executor.add_node(node)
-        threading.Thread(target=executor.spin, daemon=True).start()
+    with nodes_in_process((SimWorldNode,), "ground_test_client", params_file=path) as nodes:
         client = nodes[1].create_client(Ground, "grounding")
         got, error = call_service(client, Ground.Request(predicates=["detected"]), 60.0, wait_s=20.0)
         assert got is not None and got.success, error or got.message
@@ -278,9 +234,3 @@ def test_the_physics_world_grounds_what_its_camera_and_arm_can_do(tmp_path):
         assert {p for p, _ in facts.facts} == {"detected"} and not facts.unavailable
         bad, error = call_service(client, Ground.Request(predicates=["levitating"]), 60.0, wait_s=20.0)
         assert bad is not None and not bad.success and "levitating" in bad.message
-    finally:
-        rclpy.utilities.g_default_context = saved
-        executor.shutdown()
-        for node in nodes:
-            node.destroy_node()
-        rclpy.shutdown(context=context)
