@@ -89,6 +89,17 @@ class NodeProcess:
             except ProcessLookupError:
                 pass
 
+    def dump_stacks(self, wait_s: float = 1.0) -> None:
+        """Ask a node that hangs for every thread's stack (SIGUSR1: nodes/base.py registers it
+        with faulthandler); it arrives in :attr:`output` within ``wait_s``."""
+        if self.proc.poll() is None:
+            try:
+                self.proc.send_signal(signal.SIGUSR1)
+            except ProcessLookupError:
+                return
+            time.sleep(wait_s)
+            self.output.append(f"[{self.name} did not stop in time: killed]\n")
+
     def kill(self) -> None:
         """SIGKILL the node and whatever it started (its own session: process group = its pid)."""
         if self.proc.poll() is None:
@@ -117,6 +128,7 @@ def stop_all(processes: Iterable[NodeProcess], timeout: float = 10.0) -> dict[st
         try:
             proc.proc.wait(timeout)
         except subprocess.TimeoutExpired:
+            proc.dump_stacks()
             proc.kill()
     for proc in processes:
         try:

@@ -93,8 +93,12 @@ def run_node(factory: Callable[[], Node] | Sequence[Callable[[], Node]], args: S
 
 def _run_nodes(factory, args, threads: int) -> int:
     import faulthandler
+    import signal
 
     faulthandler.enable()  # a crash in native code (DDS, Prolog, torch) leaves its Python stack in the log
+    # A node that does not stop in time is sent SIGUSR1 before it is killed (launcher.stop_all):
+    # every thread's stack goes to the log, so the hang can be read, not guessed.
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     factories = list(factory) if isinstance(factory, (list, tuple)) else [factory]
     rclpy.init(args=list(args) if args is not None else sys.argv)
     watch_parent()  # after init: rclpy's SIGINT handler turns its signal into a clean shutdown
@@ -129,6 +133,21 @@ def _run_nodes(factory, args, threads: int) -> int:
         return 0
     finally:
         _ignore_stop_signals()
+        _teardown(executor, nodes)
+
+
+# A stopping node ends within this long even when a step of its teardown hangs (a callback that
+# never returns keeps executor.shutdown waiting for its thread for ever): the stuck step and
+# every thread's stack go to the log, and the process ends. Below the launcher's 10 s before
+# SIGKILL. Seen once in CI (November 2026, robot_skills, killed after 10 s), cause not known.
+_TEARDOWN_S = 8.0
+_teardown_at = "start"   # the teardown step running now (one teardown per process)
+
+
+def _teardown(executor, nodes: list[Node]) -> None:
+    import faulthandler
+
+    def run() -> None:
         if executor is not None:
             _step("executor shutdown", executor.shutdown)
         _step("wait for a warm-up", lambda: WarmUp.join_all(_WARM_UP_JOIN_S))
@@ -143,7 +162,19 @@ def _run_nodes(factory, args, threads: int) -> int:
                 if isinstance(waitable, ActionServer):
                     _step("destroy an action server", waitable.destroy)
             _step("destroy_node", node.destroy_node)
-        rclpy.try_shutdown()  # rclpy's signal handler may have shut the context down meanwhile
+        # rclpy's signal handler may have shut the context down meanwhile
+        _step("rclpy shutdown", rclpy.try_shutdown)
+
+    done = threading.Thread(target=run, name="teardown", daemon=True)
+    done.start()
+    done.join(_TEARDOWN_S)
+    if done.is_alive():
+        _teardown_note(_teardown_at, TimeoutError(f"still running after {_TEARDOWN_S:g} s: the node ends "
+                                                  "without waiting for it; every thread's stack follows"))
+        try:
+            faulthandler.dump_traceback(file=sys.stderr, all_threads=True)
+        except (OSError, ValueError):
+            pass
 
 
 # How long a stopping node waits for a warm-up still loading (it logs when it ends, and a log
@@ -160,6 +191,8 @@ def _teardown_note(step: str, exc: BaseException) -> None:
 
 def _step(what: str, action: Callable[[], Any]) -> None:
     """One step of the teardown: a step that fails is said, and the next ones still run."""
+    global _teardown_at
+    _teardown_at = what
     try:
         action()
     except Exception as exc:  # noqa: BLE001 - teardown goes on

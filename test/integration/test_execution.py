@@ -127,7 +127,7 @@ def test_cancel_mid_plan_stops_and_leaves_later_steps_undone(executor):
     try:
         status, result, feedback = run_plan(make_plan(APPLE_PLAN), cancel_after_feedback=1)
     finally:
-        assert slow.stop() == 0
+        assert slow.stop() == 0, "".join(slow.output[-60:])
     assert status == GoalStatus.STATUS_CANCELED
     assert result.steps_done == 0
     assert result.failure.code == FailureObservation.CODE_CANCELED

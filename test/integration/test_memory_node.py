@@ -79,7 +79,7 @@ def test_memory_merges_persists_and_resets(tmp_path):
                     and "apple0" in {o["name"] for o in before["objects"]})
             client.node.destroy_publisher(pub)
 
-        assert proc.stop() == 0
+        assert proc.stop() == 0, "".join(proc.output[-60:])
         proc = start_memory(persist)                     # memory itself restarts: reloaded from the file
         with SuiteClient(NS, "memory_test2") as client:
             assert get(client)[0] == before

@@ -185,3 +185,30 @@ def test_parameter_files_are_private_to_the_process():
     other_path = other.stdout.strip()
     assert os.path.dirname(other_path) != folder and other_path.endswith(os.path.basename(path))
     assert not os.path.exists(os.path.dirname(other_path))
+
+
+def test_a_node_stops_even_when_a_callback_never_returns():
+    """rclpy's executor.shutdown waits for a running callback for ever; the node's teardown is
+    bounded: it ends by itself (exit 0) before the launcher would kill it, and its log names the
+    stuck step and shows the stuck callback's stack."""
+    from affplan_ros.launcher import NodeProcess
+    from affplan_ros.nodes.base import _TEARDOWN_S
+
+    node = NodeProcess([sys.executable, str(Path(__file__).with_name("stuck_callback_node.py"))], name="stuck")
+    deadline = time.monotonic() + 20
+    while not any(line.strip() == "STUCK" for line in node.output) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert any(line.strip() == "STUCK" for line in node.output), node.output
+    started = time.monotonic()
+    node.interrupt()
+    try:
+        code = node.proc.wait(_TEARDOWN_S + 5)   # the launcher would SIGKILL after 10 s
+    finally:
+        node.kill()
+    took = time.monotonic() - started
+    time.sleep(0.2)  # the reader collects the last lines
+    log = "".join(node.output)
+    assert code == 0, log
+    assert _TEARDOWN_S - 0.5 < took < _TEARDOWN_S + 3, took
+    assert "while stopping (executor shutdown): TimeoutError: still running after 8 s" in log, log
+    assert "in _never_returns" in log, log

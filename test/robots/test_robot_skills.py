@@ -13,6 +13,7 @@ import pytest
 pytestmark = pytest.mark.ros
 
 NS = "/affplan"
+NS_ROS_DRIVERS = "/affplan_ros_drivers"
 HERE = Path(__file__).resolve().parent
 CONFIG = HERE.parent.parent / "config" / "tiago.yaml"
 
@@ -27,7 +28,7 @@ def robot():
                         "-r", f"__ns:={NS}", "--params-file", str(CONFIG), "--params-file", poses],
                        name="robot_skills")
     yield proc
-    assert proc.stop() == 0
+    assert proc.stop() == 0, "".join(proc.output[-60:])
 
 
 def calls(proc, since: int, settle: float = 0.3) -> list[dict]:
@@ -38,7 +39,7 @@ def calls(proc, since: int, settle: float = 0.3) -> list[dict]:
     return [json.loads(line) for line in proc.output[since:] if line.startswith("{")]
 
 
-def send(skill: str, server: str = "", **fields):
+def send(skill: str, server: str = "", ns: str = NS, **fields):
     from rclpy.action import ActionClient
     from ros_support import isolated_node, spin_until
 
@@ -46,7 +47,7 @@ def send(skill: str, server: str = "", **fields):
 
     action = interface_types("action")[skill]
     with isolated_node("skill_client") as (node, executor):
-        client = ActionClient(node, action, f"{NS}/{server or 'skills/' + skill.lower()}")
+        client = ActionClient(node, action, f"{ns}/{server or 'skills/' + skill.lower()}")
         assert client.wait_for_server(timeout_sec=20.0)
         sent = client.send_goal_async(action.Goal(**fields))
         assert spin_until(executor, sent.done, 10.0) and sent.result().accepted
@@ -149,23 +150,23 @@ def test_nav2_and_gripper_drivers_speak_their_ros_actions(fake_robot_interfaces)
 
     env = dict(fake_robot_interfaces)
     servers = NodeProcess([sys.executable, str(HERE / "fake_nav2.py")], env=env, name="fake_nav2")
-    poses = params_file_for(f"{NS}/robot_skills", {"object_poses": ["cup0 1.2 1.0 0.8"]})
+    # A namespace of its own: the module's robot (fake drivers) is still up beside it.
+    poses = params_file_for(f"{NS_ROS_DRIVERS}/robot_skills", {"object_poses": ["cup0 1.2 1.0 0.8"]})
     robot = NodeProcess([sys.executable, str(HERE / "fake_robot.py"), "--ros-drivers", "--ros-args",
-                         "-r", "__node:=robot_skills", "-r", f"__ns:={NS}", "-r", "skills/grasp:=skills2/grasp",
-                         "-r", "skills/navigate:=skills2/navigate", "--params-file", str(CONFIG),
+                         "-r", "__node:=robot_skills", "-r", f"__ns:={NS_ROS_DRIVERS}", "--params-file", str(CONFIG),
                          "--params-file", poses],
                         env=env, name="robot_skills_ros")
     try:
-        res = send("Navigate", agent="robot0", to_location="table0", server="skills2/navigate")
+        res = send("Navigate", agent="robot0", to_location="table0", ns=NS_ROS_DRIVERS)
         assert res.success, res.failure.why
         got = calls(servers, 0)
         assert got == [{"server": "navigate_to_pose", "frame": "map", "x": 1.2, "y": 0.4, "qz": 0.707}]
-        res = send("Navigate", agent="robot0", to_location="x", goal_pose=[far_pose()], server="skills2/navigate")
+        res = send("Navigate", agent="robot0", to_location="x", goal_pose=[far_pose()], ns=NS_ROS_DRIVERS)
         assert not res.success and res.failure.code == FailureObservation.CODE_PHYSICAL
         assert res.failure.why == "Nav2 failed: no path to the goal"
         n = len(servers.output)
         assert send("Grasp", agent="robot0", object="cup0", support="table0", location="table0",
-                    server="skills2/grasp").success
+                    ns=NS_ROS_DRIVERS).success
         assert [(c["server"], c["position"]) for c in calls(servers, n)] == [
             ("/gripper_left_controller/gripper_cmd", 0.08), ("/gripper_left_controller/gripper_cmd", 0.0)]
     finally:
