@@ -65,3 +65,24 @@ def shared_data_dir() -> Path | None:
         if (candidate / "datasets").is_dir():
             return candidate / "datasets"
     return None
+
+
+# The Fast DDS profile the nodes and clients use unless the user names one (FASTDDS_DEFAULT_
+# PROFILES_FILE). A service server answers only once it has matched the client's response
+# reader, and waits for that no longer than the response writer's max_blocking_time: 100 ms by
+# default. A server that just started, or a client that just started, on a loaded computer, is
+# matched later, and the answer was dropped ("client will not receive response"): the caller
+# then waited out its whole timeout (CI, November 2026: a restarted planning node's plan lost).
+# The profile lets the writer wait up to 5 s (ros2/rmw_fastrtps#704 made it configurable).
+FASTDDS_PROFILE = "fastdds_profiles.xml"
+
+
+def dds_defaults() -> None:
+    """Suite and clients meet on this machine, and servers wait for a client they have not yet
+    matched, unless the user configured otherwise. Before rclpy.init (Fast DDS reads its
+    profile when the first participant is made)."""
+    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    rmw = os.environ.get("RMW_IMPLEMENTATION", "rmw_fastrtps_cpp")
+    named = any(os.environ.get(k) for k in ("FASTDDS_DEFAULT_PROFILES_FILE", "FASTRTPS_DEFAULT_PROFILES_FILE"))
+    if rmw.startswith("rmw_fastrtps") and not named:
+        os.environ["FASTDDS_DEFAULT_PROFILES_FILE"] = str(config_file(FASTDDS_PROFILE))

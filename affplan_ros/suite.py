@@ -30,11 +30,6 @@ def launch_file(robot: str) -> Path:
     return share_dir() / "launch" / f"{robot}.launch.xml"
 
 
-def dds_defaults() -> None:
-    """Suite and clients meet on this machine unless the user configured otherwise."""
-    os.environ.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-
-
 @dataclass
 class Suite:
     description: object                 # launch_xml.LaunchDescription
@@ -190,6 +185,7 @@ def run_up(args: argparse.Namespace) -> int:
 
 
 def _run_up(args: argparse.Namespace, stop: StopRequest) -> int:
+    from affplan_ros.env import dds_defaults
     from affplan_ros.launch_xml import LaunchError
     from affplan_ros.launcher import NodeStartError, StartCancelled
     from affplan_ros.llm.config import CONFIGURE_HELP

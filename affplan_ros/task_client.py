@@ -86,7 +86,7 @@ class SuiteClient:
         from rclpy.context import Context
         from rclpy.executors import MultiThreadedExecutor
 
-        from affplan_ros.suite import dds_defaults
+        from affplan_ros.env import dds_defaults
 
         dds_defaults()
         self.namespace = "/" + namespace.strip("/")

@@ -25,6 +25,11 @@ _module_domains: dict[str, int] = {}
 # exited with SIGSEGV at start once in CI; ros2/launch_ros#562, ros2/rmw_fastrtps#860), so the
 # tests talk over UDP on localhost only.
 os.environ.setdefault("FASTDDS_BUILTIN_TRANSPORTS", "UDPv4")
+# Servers in this process (a person's AskHuman, nodes run in-process) wait for callers they have
+# not matched yet, as the nodes do (affplan_ros/env.py).
+from affplan_ros.env import dds_defaults  # noqa: E402 - after the variables above
+
+dds_defaults()
 
 
 def _interfaces_built() -> str | None:

@@ -120,8 +120,8 @@ class FaultBench:
 
     # -- the suite ---------------------------------------------------------------------------
     def _start(self):
-        from affplan_ros.env import config_file
-        from affplan_ros.suite import dds_defaults, start_suite
+        from affplan_ros.env import config_file, dds_defaults
+        from affplan_ros.suite import start_suite
 
         dds_defaults()
         self.state.mkdir(parents=True, exist_ok=True)

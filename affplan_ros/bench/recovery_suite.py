@@ -82,7 +82,8 @@ class SuiteCases:
 
     def _one_suite(self, scenario, folder: Path, knowledge: Path) -> dict:
         """Start a suite, send the task, read the outcome, stop the suite."""
-        from affplan_ros.suite import dds_defaults, start_suite
+        from affplan_ros.env import dds_defaults
+        from affplan_ros.suite import start_suite
         from affplan_ros.task_client import SuiteClient
 
         dds_defaults()

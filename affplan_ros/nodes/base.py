@@ -18,6 +18,7 @@ from rclpy.qos import (
     qos_profile_sensor_data,
 )
 
+from affplan_ros.env import dds_defaults
 from affplan_ros.launcher import READY_LINE
 from affplan_ros.nodes.params import Param
 
@@ -100,6 +101,7 @@ def _run_nodes(factory, args, threads: int) -> int:
     # every thread's stack goes to the log, so the hang can be read, not guessed.
     faulthandler.register(signal.SIGUSR1, all_threads=True)
     factories = list(factory) if isinstance(factory, (list, tuple)) else [factory]
+    dds_defaults()  # started by ros2 launch too, not only by our launcher
     rclpy.init(args=list(args) if args is not None else sys.argv)
     watch_parent()  # after init: rclpy's SIGINT handler turns its signal into a clean shutdown
     nodes: list[Node] = []
@@ -345,7 +347,7 @@ def call_service(client, request, timeout: float, *, stop: Callable[[], bool] = 
 
 # A goal unanswered this long goes out again, at most MAX_GOAL_SENDS times in all. Longer than a
 # server's hold on a goal whose acceptance could not be delivered (nodes/goal_gate.py PENDING_S).
-RESEND_GOAL_S = 3.0
+RESEND_GOAL_S = 7.0
 MAX_GOAL_SENDS = 3
 
 

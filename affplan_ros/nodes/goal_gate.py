@@ -2,14 +2,14 @@
 holding the server for ever.
 
 rclpy calls the goal callback, then sends the acceptance, and only when that send succeeds
-hands the goal on to run. Fast DDS refuses the send when the server has not yet matched the
-client's response reader (a brand-new client on a loaded computer; `rmw_send_response` waits
-the writer's max_blocking_time, 100 ms by default): the goal is then accepted on the server,
-never runs, and its client never hears of it. A lock taken in the goal callback stayed taken,
-and every later goal, the client's own resend included, was refused as "busy" (CI, November
-2026: "no answer from /affplan/execute_task within 15 s").
+hands the goal on to run. Fast DDS refuses the send when the server has not matched the
+client's response reader within the writer's max_blocking_time (a brand-new client on a loaded
+computer; 100 ms by default, 5 s with config/fastdds_profiles.xml): the goal is then accepted on
+the server, never runs, and its client never hears of it. A lock taken in the goal callback
+stayed taken, and every later goal, the client's own resend included, was refused as "busy"
+(CI, November 2026: "no answer from /affplan/execute_task within 15 s").
 
-So the gate holds the server from the goal callback only for a short while (``PENDING_S``)
+So the gate holds the server from the goal callback only for a while (``PENDING_S``)
 until the goal is handed on to run (:meth:`on_accepted`); from then on the running goal holds
 it until :meth:`release`. A goal whose hand-over never came stops counting after ``PENDING_S``.
 Two goals can only both be handed on when an acceptance took longer than that; the second one
@@ -23,10 +23,10 @@ from typing import Any, Callable, Optional
 
 from rclpy.action import GoalResponse
 
-# Longer than a send that succeeds takes (the 100 ms wait plus a loaded executor) and shorter
-# than send_goal's resend (nodes/base.py RESEND_GOAL_S), so the client's copy of a goal whose
-# acceptance was lost finds the server free.
-PENDING_S = 2.0
+# Longer than a send that succeeds can take (up to the profile's 5 s wait for the client) and
+# shorter than send_goal's resend (nodes/base.py RESEND_GOAL_S), so the client's copy of a goal
+# whose acceptance was lost finds the server free, and a copy of one still being sent does not.
+PENDING_S = 6.0
 
 
 def goal_key(goal_handle: Any) -> bytes:
