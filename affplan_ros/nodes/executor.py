@@ -104,12 +104,10 @@ class ExecutorNode(Node):
                                f"step limit {self.step_timeout:.0f} s")
 
     def _execute(self, goal_handle):
-        if not self._gate.holds(goal_handle):  # accepted beside another plan (see nodes/goal_gate.py)
-            goal_handle.abort()
-            return ExecutePlan.Result(message="plan rejected: another plan is running", failure=failure_to_msg(
-                Failure(FailureCode.INVALID, "execute plan", "the plan was rejected", "another plan is running")))
         try:
-            problem = self._plan_problem(goal_handle.request)
+            # Accepted beside another plan (see nodes/goal_gate.py): refused like a bad plan.
+            problem = ("another plan is running" if not self._gate.holds(goal_handle)
+                       else self._plan_problem(goal_handle.request))
             if problem:
                 goal_handle.abort()
                 self.get_logger().warn(f"plan rejected: {problem}")

@@ -75,12 +75,16 @@ class OneGoalAtATime:
     def holds(self, goal_handle) -> bool:
         """Whether this running goal holds the server (false: accepted beside another one)."""
         with self._lock:
-            return self._running is not None and self._running[0] == goal_key(goal_handle)
+            return self._held_by(goal_handle)
 
     def release(self, goal_handle) -> None:
+        """The goal ended: the server is free, if that goal held it."""
         with self._lock:
-            if self._running is not None and self._running[0] == goal_key(goal_handle):
+            if self._held_by(goal_handle):
                 self._running = None
+
+    def _held_by(self, goal_handle) -> bool:
+        return self._running is not None and self._running[0] == goal_key(goal_handle)
 
     def _fresh_pending(self) -> Optional[tuple[float, str]]:
         if self._pending is not None and time.monotonic() - self._pending[0] < self._pending_s:

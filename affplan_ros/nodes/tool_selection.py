@@ -193,13 +193,11 @@ class ToolSelectionNode(Node):
         from affplan_ros.core.agent.tool_loop import clean_task
 
         request = goal_handle.request
-        if not self._gate.holds(goal_handle):  # accepted beside another task (see nodes/goal_gate.py)
-            goal_handle.abort()
-            return ExecuteTask.Result(stop_reason=ExecuteTask.Result.STOP_REJECTED,
-                                      message=f"busy with {self._gate.current!r}; try again when it is done")
         try:
             task, problem = clean_task(request.task, MAX_TASK_CHARS)
-            if not problem and request.max_rounds > MAX_ROUNDS:
+            if not self._gate.holds(goal_handle):  # accepted beside another task (see nodes/goal_gate.py)
+                problem = f"busy with {self._gate.current!r}; try again when it is done"
+            elif not problem and request.max_rounds > MAX_ROUNDS:
                 problem = f"max_rounds is {request.max_rounds}; the limit is {MAX_ROUNDS} (0 = the node's parameter)"
             if problem:
                 goal_handle.abort()
