@@ -103,10 +103,15 @@ class SuiteClient:
     def _spin_forever(self) -> None:
         from rclpy.executors import ExternalShutdownException
 
+        from affplan_ros.nodes.base import spin
+
         try:
-            self.executor.spin()
-        except (ExternalShutdownException, Exception):  # noqa: BLE001 - shutting down
+            spin(self.executor)
+        except ExternalShutdownException:
             pass
+        except Exception as exc:  # noqa: BLE001 - said: a client that stops spinning hears nothing more
+            if self.context.ok():
+                print(f"affplan: the ROS client stopped: {type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
 
     def name(self, relative: str) -> str:
         return f"{self.namespace}/{relative}"
