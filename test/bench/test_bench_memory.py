@@ -34,6 +34,7 @@ def test_exploring_the_kitchen_fills_memory_with_what_the_camera_saw(perceive):
     assert r["per_class"]["apple"] == {"truth": 1, "found": 1}
 
 
+@pytest.mark.slow
 def test_a_task_from_that_memory_is_carried_out_in_physics(perceive):
     task = {"name": "fetch_apple", "scene": "kitchen.txt", "task": "bring me the apple",
             "goal": "(inhand apple0 human0)"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 
+import pytest
 import up_fast_downward  # noqa: F401 - required: a broken install fails here, it never skips
 from _recovery import ANSWERS
 
@@ -22,6 +23,7 @@ def bench(tmp_path, name: str, *extra: str) -> dict:
     return json.loads((out / "results.json").read_text())
 
 
+@pytest.mark.slow
 def test_every_case_succeeds_with_the_right_answers(tmp_path) -> None:
     report = bench(tmp_path, "all", "--set", "all", "--feedback", "how", "--repair", "on")
     cases = report["cases"]

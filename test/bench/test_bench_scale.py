@@ -2,9 +2,12 @@
 import argparse
 import json
 
+import pytest
+
 from affplan_ros.bench import scale
 
 
+@pytest.mark.slow
 def test_scale_tiny_run(tmp_path):
     parser = argparse.ArgumentParser()
     scale.configure(parser)

@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-pytestmark = pytest.mark.ros
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 
 def affplan(*args: str, env: dict, **kw) -> subprocess.CompletedProcess:

@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-pytestmark = pytest.mark.ros
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 
 def run_demo(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:

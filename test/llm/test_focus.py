@@ -72,6 +72,7 @@ def test_an_object_named_by_its_name_is_listed(homes, oam):
     assert "cup37" not in goal_prompt(scene, "Bring me the cup", oam)
 
 
+@pytest.mark.slow
 def test_the_tool_prompt_still_tells_which_kinds_are_known(homes, oam):
     scene = homes[1000]
     memory = SimulatedExecutor(scene, oam=oam).initial_memory("all")
@@ -92,6 +93,7 @@ def test_a_year_of_requests_shows_the_recent_and_related_ones():
     assert "Bring me the banana" in shown    # an older request about the same thing
 
 
+@pytest.mark.slow
 def test_prompts_at_1000_objects_stay_within_the_bound(homes, oam):
     count = tokenizer("cl100k_base")
     small, large = (measure_prompts(homes[n], count, oam)["requests"] for n in (35, 1000))

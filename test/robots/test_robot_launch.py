@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-pytestmark = pytest.mark.ros
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 
 @pytest.mark.parametrize("robot", ["tiago", "armar"])

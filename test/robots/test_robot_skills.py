@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = pytest.mark.ros
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 NS = "/affplan"
 NS_ROS_DRIVERS = "/affplan_ros_drivers"

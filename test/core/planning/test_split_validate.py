@@ -81,6 +81,7 @@ def test_symbolic_and_up_validators_agree(kitchen):
         assert not validate(task, g, [("teleport", ("robot0",))], v)[0]
 
 
+@pytest.mark.slow
 def test_validators_agree_on_oracle_scenarios(monkeypatch):
     autogpt_dir()
     monkeypatch.setenv("AFFPLAN_VALIDATOR", "both")  # "solved" means both accepted with one cost

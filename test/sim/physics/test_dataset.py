@@ -12,6 +12,7 @@ from typing import Sequence
 
 import cv2
 import numpy as np
+import pytest
 
 from affplan_ros.core.files.scene_io import parse_scene_text
 from affplan_ros.sim.physics.camera import HeadCamera
@@ -123,6 +124,7 @@ def iou(a: Sequence[float], b: Sequence[float]) -> float:
     return w * h / union if union > 0 else 0.0
 
 
+@pytest.mark.slow
 def test_the_shipped_physics_detector_finds_the_apple_on_held_back_views(tmp_path):
     assert MODEL.is_file(), f"{MODEL} is missing: run scripts/train_detector.py --source physics"
     # The first held-back views (seeds training never saw) that show an apple well enough.

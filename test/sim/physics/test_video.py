@@ -59,6 +59,7 @@ def test_a_grasp_is_recorded_at_the_robots_real_speed_with_a_contact_sheet(tmp_p
     assert [k.caption for k in video.key_frames] == captions and not list(tmp_path.glob("*.part"))
 
 
+@pytest.mark.slow
 def test_the_served_world_is_recorded_across_a_reset_and_the_head_camera_names_only_what_it_sees(tmp_path):
     scene = load_scene(KITCHEN)
     video = RunVideo(tmp_path / "served.mp4", fps=2)
