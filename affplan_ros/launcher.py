@@ -47,7 +47,8 @@ class NodeProcess:
         self._ready = threading.Event()
         self.ready_seconds: float | None = None   # from start to READY
         self._started = time.monotonic()
-        threading.Thread(target=self._read, daemon=True).start()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
         if wait:
             self.wait_ready(ready_timeout)
 
@@ -63,7 +64,6 @@ class NodeProcess:
         if not self._ready.is_set():
             exited = self.proc.poll()
             self.stop()
-            time.sleep(0.1)  # let the reader collect the last lines
             why = f"exited with code {exited}" if exited is not None else f"did not become ready within {timeout:.0f} s"
             raise NodeStartError(f"{self.name} {why}:\n" + "".join(self.output[-30:]))
         return self.ready_seconds or 0.0
@@ -80,6 +80,12 @@ class NodeProcess:
                     self._on_line(line)
                 except Exception:  # noqa: BLE001 - e.g. our stdout is gone (SIGHUP): keep draining the pipe
                     self._on_line = None
+
+    def read_to_end(self, timeout: float = 5.0) -> bool:
+        """Wait until every line the process wrote is in :attr:`output` (its pipe's end: the
+        process and whatever it started are gone); whether that happened within ``timeout``."""
+        self._reader.join(timeout)
+        return not self._reader.is_alive()
 
     def interrupt(self) -> None:
         """Ask the node to shut down (SIGINT, as Ctrl-C would) without waiting."""
@@ -98,7 +104,6 @@ class NodeProcess:
             except ProcessLookupError:
                 return
             time.sleep(wait_s)
-            self.output.append(f"[{self.name} did not stop in time: killed]\n")
 
     def kill(self) -> None:
         """SIGKILL the node and whatever it started (its own session: process group = its pid)."""
@@ -129,12 +134,15 @@ def stop_all(processes: Iterable[NodeProcess], timeout: float = 10.0) -> dict[st
             proc.proc.wait(timeout)
         except subprocess.TimeoutExpired:
             proc.dump_stacks()
+            proc.output.append(f"[{proc.name} did not stop in time: killed]\n")
             proc.kill()
     for proc in processes:
         try:
             proc.proc.wait(5)
         except subprocess.TimeoutExpired:  # unkillable (e.g. stuck in the kernel): report, go on
             pass
+        # Its last lines (a stack dump among them) are read before anyone looks at the output.
+        proc.read_to_end()
     return {proc.name: proc.proc.returncode for proc in processes}
 
 

@@ -15,6 +15,7 @@ from rclpy.executors import MultiThreadedExecutor, SingleThreadedExecutor
 from rclpy.node import Node
 
 from affplan_ros.launcher import NodeProcess
+from affplan_ros.nodes.base import spin
 
 
 def spin_until(executor, condition: Callable[[], bool], timeout: float) -> bool:
@@ -65,7 +66,7 @@ def nodes_in_process(factories: Sequence[Callable[[], Node]], client_name: str, 
         executor = MultiThreadedExecutor(num_threads=threads, context=context)
         for node in nodes:
             executor.add_node(node)
-        spinner = threading.Thread(target=executor.spin, daemon=True)
+        spinner = threading.Thread(target=spin, args=(executor,), daemon=True)
         spinner.start()
         yield nodes
     finally:
@@ -77,6 +78,36 @@ def nodes_in_process(factories: Sequence[Callable[[], Node]], client_name: str, 
         rclpy.shutdown(context=context)
         if spinner is not None:
             spinner.join(5.0)
+
+
+class Received:
+    """The messages of a topic as they arrive at ``node`` (spun elsewhere), and a wait for a
+    condition on them that wakes on each arrival instead of polling. A context manager: the
+    subscription goes with it."""
+
+    def __init__(self, node: Node, msg_type, topic: str, qos):
+        self.node, self.messages = node, []
+        self._changed = threading.Condition()
+        self._sub = node.create_subscription(msg_type, topic, self._arrived, qos)
+
+    def _arrived(self, msg) -> None:
+        with self._changed:
+            self.messages.append(msg)
+            self._changed.notify_all()
+
+    def wait(self, condition: Callable[[list], bool], timeout: float) -> bool:
+        """Whether ``condition(messages)`` held within ``timeout`` seconds."""
+        with self._changed:
+            return self._changed.wait_for(lambda: condition(self.messages), timeout)
+
+    def close(self) -> None:
+        self.node.destroy_subscription(self._sub)
+
+    def __enter__(self) -> "Received":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 # One implementation of "start a process and wait for READY", shared with `affplan up`.

@@ -60,11 +60,29 @@ def scripted_suite(tmp: Path, scenario: Path, script: dict, *, parameters: Optio
     try:
         yield started, env
     finally:
-        codes = started.stop()
+        codes = started.stop()   # returns once each node's last line is read
         server.stop()
         for proc in started.processes:  # kept for a failed run: what each node logged
             (tmp / f"{proc.name}.log").write_text("".join(proc.output))
-    assert all(code in (0, -9) for code in codes.values()), codes
+    # A node that had to be killed hung: its stacks are in its log (launcher.stop_all).
+    assert all(code == 0 for code in codes.values()), (codes, f"node logs in {tmp}")
+
+
+def reset_suite(client, suite) -> None:
+    """The scenario's world and memory again, through the suite's own services (the suite keeps
+    running). A node that does not answer is asked for every thread's stack (SIGUSR1), and its
+    log's end is the failure's message: a hang is shown, not guessed."""
+    from std_srvs.srv import Trigger
+
+    from affplan_ros.srv import ResetMemory
+
+    for srv, service, node in ((Trigger, "reset_world", "sim_world"), (ResetMemory, "reset_memory", "memory")):
+        got, error = client.call(srv, service, srv.Request())
+        if got is None:
+            proc = next(p for p in suite.processes if p.name == node)
+            proc.dump_stacks()
+            error += f"\n--- the last lines of {node}'s log ---\n" + "".join(proc.output[-120:])
+        assert got is not None and got.success, error
 
 
 def served_client(namespace: str, name: str, timeout: float = 60.0):

@@ -8,10 +8,10 @@ that view, the planner plans with it and the MuJoCo robot hands the apple over, 
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 import yaml
+from ros_support import Received
 from suite_support import run_task, scripted_suite, served_client
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
@@ -44,14 +44,9 @@ def last_view(client):
     from affplan_ros.msg import SceneObservation
     from affplan_ros.nodes.base import LATCHED_QOS
 
-    got: list = []
-    sub = client.node.create_subscription(SceneObservation, f"{NS}/observation", got.append, LATCHED_QOS)
-    try:
-        deadline = time.monotonic() + 10
-        while not got and time.monotonic() < deadline:
-            time.sleep(0.05)
-    finally:
-        client.node.destroy_subscription(sub)
+    with Received(client.node, SceneObservation, f"{NS}/observation", LATCHED_QOS) as views:
+        views.wait(bool, 10)
+        got = list(views.messages)
     assert got, "no observation on the latched topic"
     return got[-1]
 

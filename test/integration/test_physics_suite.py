@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import time
+from contextlib import ExitStack
 
 import numpy as np
 import pytest
-from suite_support import run_task, scripted_suite, served_client
+from ros_support import Received
+from suite_support import reset_suite, run_task, scripted_suite, served_client
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -34,7 +36,7 @@ SCRIPT = {
 
 
 @pytest.fixture(scope="module")
-def client(tmp_path_factory):
+def suite(tmp_path_factory):
     from affplan_ros.env import share_dir
 
     tmp = tmp_path_factory.mktemp("physics_suite")
@@ -43,22 +45,20 @@ def client(tmp_path_factory):
                .replace("in apple:0 refrigerator:0", "in apple:0 refrigerator:0\non apple:1 refrigerator:0")
                .replace("refrigerator0 refrigerator:0 apple:0", "refrigerator0 refrigerator:0 apple:0 apple:1"))
     (tmp / "kitchen.txt").write_text(kitchen)
-    with scripted_suite(tmp, tmp / "kitchen.txt", SCRIPT, physics=True):
-        with served_client(NS, "physics_e2e_test") as c:
-            yield c
+    with scripted_suite(tmp, tmp / "kitchen.txt", SCRIPT, physics=True) as (started, _env):
+        yield started
+
+
+@pytest.fixture(scope="module")
+def client(suite):
+    with served_client(NS, "physics_e2e_test") as c:
+        yield c
 
 
 @pytest.fixture(autouse=True)
-def fresh_world(client):
+def fresh_world(client, suite):
     """The scenario's physics world (built again) and memory before every test."""
-    from std_srvs.srv import Trigger
-
-    from affplan_ros.srv import ResetMemory
-
-    world, error = client.call(Trigger, "reset_world", Trigger.Request())
-    assert world is not None and world.success, error
-    memory, error = client.call(ResetMemory, "reset_memory", ResetMemory.Request())
-    assert memory is not None and memory.success, error
+    reset_suite(client, suite)
 
 
 def looked_at(client, location: str):
@@ -133,17 +133,15 @@ def test_the_head_camera_publishes_rgb_depth_and_intrinsics(client):
 
     from affplan_ros.nodes.base import SENSOR_QOS
 
-    got: dict[str, list] = {"rgb": [], "depth": [], "info": [], "pose": []}
-    subs = [client.node.create_subscription(t, f"{NS}/{topic}", got[key].append, SENSOR_QOS)
-            for key, t, topic in (("rgb", Image, "camera/image_raw"), ("depth", Image, "camera/depth/image_raw"),
-                                  ("info", CameraInfo, "camera/camera_info"), ("pose", PoseStamped, "camera/pose"))]
-    try:
+    topics = {"rgb": (Image, "camera/image_raw"), "depth": (Image, "camera/depth/image_raw"),
+              "info": (CameraInfo, "camera/camera_info"), "pose": (PoseStamped, "camera/pose")}
+    with ExitStack() as stack:
+        streams = {key: stack.enter_context(Received(client.node, t, f"{NS}/{topic}", SENSOR_QOS))
+                   for key, (t, topic) in topics.items()}
         deadline = time.monotonic() + 20
-        while time.monotonic() < deadline and not all(len(v) >= 2 for v in got.values()):
-            time.sleep(0.1)
-    finally:
-        for sub in subs:
-            client.node.destroy_subscription(sub)
+        for stream in streams.values():   # each wait ends when its second frame arrives
+            stream.wait(lambda msgs: len(msgs) >= 2, max(0.0, deadline - time.monotonic()))
+        got = {key: list(stream.messages) for key, stream in streams.items()}
     assert all(len(v) >= 2 for v in got.values()), {k: len(v) for k, v in got.items()}
     rgb, depth, info = got["rgb"][-1], got["depth"][-1], got["info"][-1]
     assert (rgb.encoding, rgb.width, rgb.height) == ("rgb8", 320, 240) and len(rgb.data) == 320 * 240 * 3

@@ -14,7 +14,8 @@ import time
 
 import pytest
 import yaml
-from suite_support import run_task, scripted_suite, served_client
+from ros_support import Received
+from suite_support import reset_suite, run_task, scripted_suite, served_client
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -86,15 +87,8 @@ def fresh_world(request):
     """The scenario's world and memory before every test (the suite keeps running)."""
     if "client" not in request.fixturenames:
         return
-    from std_srvs.srv import Trigger
-
-    from affplan_ros.srv import ResetMemory
-
-    client = request.getfixturevalue("client")
-    world, error = client.call(Trigger, "reset_world", Trigger.Request())
-    assert world is not None and world.success, error
-    memory, error = client.call(ResetMemory, "reset_memory", ResetMemory.Request())
-    assert memory is not None and memory.success, error
+    started, _env = request.getfixturevalue("suite")
+    reset_suite(request.getfixturevalue("client"), started)
 
 
 def memory_of(client):
@@ -199,12 +193,9 @@ def markers_show(client):
 
     from affplan_ros.nodes.base import LATCHED_QOS
 
-    got = []
-    sub = client.node.create_subscription(MarkerArray, f"{NS}/markers", got.append, LATCHED_QOS)
-    deadline = time.monotonic() + 10
-    while not got and time.monotonic() < deadline:
-        time.sleep(0.05)
-    client.node.destroy_subscription(sub)
+    with Received(client.node, MarkerArray, f"{NS}/markers", LATCHED_QOS) as markers:
+        markers.wait(bool, 10)
+        got = list(markers.messages)
     assert got, "no markers on /affplan/markers"
     texts = [m.text for m in got[-1].markers]
     assert "counter0 (explored)" in texts and "refrigerator0 (unexplored)" in texts
@@ -230,19 +221,14 @@ def test_task_needing_an_alternative_through_the_command_service(client):
 
         from affplan_ros.nodes.base import LATCHED_QOS
 
-        statuses = {}
+        ended = (GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED)
 
-        def on_status(msg):
-            for st in msg.status_list:
-                statuses[bytes(st.goal_info.goal_id.uuid).hex()] = st.status
+        def task_statuses(msgs) -> dict:
+            return {bytes(st.goal_info.goal_id.uuid).hex(): st.status for m in msgs for st in m.status_list}
 
-        sub = client.node.create_subscription(GoalStatusArray, f"{NS}/execute_task/_action/status", on_status,
-                                              LATCHED_QOS)
-        deadline = time.monotonic() + 90
-        while time.monotonic() < deadline and statuses.get(got.task_id) not in (
-                GoalStatus.STATUS_SUCCEEDED, GoalStatus.STATUS_ABORTED, GoalStatus.STATUS_CANCELED):
-            time.sleep(0.3)
-        client.node.destroy_subscription(sub)
+        with Received(client.node, GoalStatusArray, f"{NS}/execute_task/_action/status", LATCHED_QOS) as status:
+            status.wait(lambda msgs: task_statuses(msgs).get(got.task_id) in ended, 90)
+            statuses = task_statuses(status.messages)
         assert statuses.get(got.task_id) == GoalStatus.STATUS_SUCCEEDED, statuses
         memory, _ = memory_of(client)
     finally:
