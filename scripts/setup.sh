@@ -57,7 +57,10 @@ fi
 PY="$VENV/bin/python"
 PIP=("$PY" -m pip install -q --disable-pip-version-check)
 
-# 3. Python dependencies, pinned by requirements/lock.txt.
+# 3. Python dependencies, pinned by requirements/lock.txt. uv installs them, from the indexes pip is
+#    configured with: it keeps each unpacked wheel in its cache (~/.cache/uv) and links it into the
+#    venv, so another checkout on this machine installs the 7 GB (mostly torch) in seconds, not
+#    minutes; the versions are always the lock's, so nothing stale is reused.
 next
 req_files=(requirements/ros.txt requirements/core.txt requirements/physics.txt requirements/test.txt)
 [ "$PERCEPTION" = "1" ] && req_files+=(requirements/perception.txt)
@@ -66,10 +69,21 @@ if fresh deps "$fp"; then
   say "Python dependencies up to date"
 else
   say "installing Python dependencies (ROS 2 wheels, planning, Prolog, LLM client, MuJoCo$([ "$PERCEPTION" = 1 ] && echo ', torch + ultralytics'))"
+  "${PIP[@]}" uv -c "$ROOT/requirements/lock.txt" 2> >(grep -v '^WARNING: Location' >&2)
   args=()
   for f in "${req_files[@]}"; do args+=(-r "$ROOT/$f"); done
-  # pip prints harmless warnings about local mirrors; keep only real errors visible.
-  "${PIP[@]}" "${args[@]}" -c "$ROOT/requirements/lock.txt" 2> >(grep -v '^WARNING: Location' >&2)
+  # uv reads neither pip.conf nor PIP_* variables: hand it what pip would use (the last value wins,
+  # as in pip: the environment over the files).
+  pip_setting() { "$PY" -m pip config list 2>/dev/null | sed -n "s/^[^.]*\.$1='\(.*\)'\$/\1/p" | tail -1; }
+  index=$(pip_setting index-url)
+  [ -n "$index" ] && args+=(--index-url "$index")
+  for url in $(pip_setting extra-index-url); do args+=(--extra-index-url "$url"); done
+  for link in $(pip_setting find-links); do args+=(--find-links "$link"); done
+  for file in $(pip_setting constraint); do args+=(-c "$file"); done
+  cert=$(pip_setting cert)
+  # pip takes a version from whichever index has the best match, not only from the first one.
+  SSL_CERT_FILE="${cert:-${SSL_CERT_FILE:-}}" UV_INDEX_STRATEGY=unsafe-best-match UV_NO_PROGRESS=1 \
+    "$VENV/bin/uv" pip install --quiet --python "$PY" "${args[@]}" -c "$ROOT/requirements/lock.txt"
   mark deps "$fp"
 fi
 
@@ -88,28 +102,47 @@ fi
 # 5. Generate and build our msg/srv/action interfaces into the venv.
 #    Libraries go to .venv/lib (the ROS wheels' bootstrap puts it on LD_LIBRARY_PATH);
 #    the generated Python goes to its own folder, joined to our source package by a .pth file
-#    and affplan_ros/__init__.py (pkgutil.extend_path).
+#    and affplan_ros/__init__.py (pkgutil.extend_path). A build is kept in the machine's cache
+#    under the fingerprint of everything it is made from (the interface files, the lock of the
+#    ROS 2 wheels that generate it, the interpreter): another checkout of the same interfaces
+#    copies it in a second instead of building for 2 minutes, and a changed input builds anew.
 next
-fp=$(cd "$ROOT" && fingerprint CMakeLists.txt package.xml msg/* srv/* action/*)
+fp=$(cd "$ROOT" && { cat CMakeLists.txt package.xml msg/* srv/* action/* requirements/lock.txt; "$PY" --version; } \
+     | sha256sum | cut -c1-16)
+CACHE="${AFFPLAN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/affplan_ros}"
+built="$CACHE/interfaces/$fp"
 if fresh interfaces "$fp" && [ -f "$VENV/lib/libaffplan_ros__rosidl_typesupport_c.so" ]; then
   say "interfaces up to date"
 else
-  n=$(ls "$ROOT"/msg/*.msg "$ROOT"/srv/*.srv "$ROOT"/action/*.action | wc -l)
-  say "building $n interfaces (msg/srv/action) with rosidl, about 2 minutes"
-  export CMAKE_PREFIX_PATH="$VENV" AMENT_PREFIX_PATH="$VENV"
-  export PATH="$VENV/bin:$PATH"
-  rm -rf "$ROOT/build/interfaces"
-  log="$ROOT/build/interfaces.log"
-  mkdir -p "$ROOT/build"
-  if ! { cmake -S "$ROOT" -B "$ROOT/build/interfaces" \
-           -DAFFPLAN_INTERFACES_ONLY=ON -DBUILD_TESTING=OFF \
-           -DCMAKE_INSTALL_PREFIX="$VENV" -DPYTHON_INSTALL_DIR=lib/affplan_ros_interfaces \
-           -DPython3_EXECUTABLE="$PY" \
-         && cmake --build "$ROOT/build/interfaces" -j "$(nproc)" \
-         && cmake --install "$ROOT/build/interfaces"; } >"$log" 2>&1; then
-    tail -30 "$log" >&2
-    echo "error: building the interfaces failed; full log: $log" >&2
-    exit 1
+  if [ -f "$built/complete" ]; then
+    say "interfaces built before on this machine: copied from $built"
+    cp -a "$built/install/." "$VENV/"
+  else
+    n=$(ls "$ROOT"/msg/*.msg "$ROOT"/srv/*.srv "$ROOT"/action/*.action | wc -l)
+    say "building $n interfaces (msg/srv/action) with rosidl, about 2 minutes"
+    export CMAKE_PREFIX_PATH="$VENV" AMENT_PREFIX_PATH="$VENV"
+    export PATH="$VENV/bin:$PATH"
+    rm -rf "$ROOT/build/interfaces"
+    log="$ROOT/build/interfaces.log"
+    mkdir -p "$ROOT/build" "$CACHE/interfaces"
+    if ! { cmake -S "$ROOT" -B "$ROOT/build/interfaces" \
+             -DAFFPLAN_INTERFACES_ONLY=ON -DBUILD_TESTING=OFF \
+             -DCMAKE_INSTALL_PREFIX="$VENV" -DPYTHON_INSTALL_DIR=lib/affplan_ros_interfaces \
+             -DPython3_EXECUTABLE="$PY" \
+           && cmake --build "$ROOT/build/interfaces" -j "$(nproc)" \
+           && cmake --install "$ROOT/build/interfaces"; } >"$log" 2>&1; then
+      tail -30 "$log" >&2
+      echo "error: building the interfaces failed; full log: $log" >&2
+      exit 1
+    fi
+    # What the build installed into the venv, kept whole or not at all: a setup running beside
+    # this one sees either no build or all of it.
+    staging=$(mktemp -d "$CACHE/interfaces/building.XXXXXX")
+    mkdir "$staging/install"
+    (cd "$VENV" && sed "s#^$VENV/##" "$ROOT/build/interfaces/install_manifest.txt" \
+       | tar -cf - -T - | tar -xf - -C "$staging/install")
+    touch "$staging/complete"
+    mv -T "$staging" "$built" 2>/dev/null || rm -rf "$staging"
   fi
   echo "$VENV/lib/affplan_ros_interfaces" > "$py_purelib/zz_affplan_ros_interfaces.pth"
   mark interfaces "$fp"
