@@ -22,6 +22,10 @@ from affplan_ros.nodes.convert import failure_from_msg, step_text
 from affplan_ros.nodes.convert_memory import observation_from_msg, steps_to_msg
 from affplan_ros.srv import Observe
 
+# A look: the first after start may wait for the detector to load (the perception node's
+# detector_wait_s, 30 s; sim_world waits 50 s for a view of its own), then a few views.
+OBSERVE_TIMEOUT_S = 90.0
+
 
 class RosExecutor:
     """The loop's executor: the executor node's ExecutePlan action, and Observe for Explore."""
@@ -126,7 +130,7 @@ class RosExecutor:
 
     def _look(self, location: str) -> ExploreResult:
         run, node = self.run, self.run.node
-        got, error = call_service(node.calls["observe"], Observe.Request(location=location), 30.0,
+        got, error = call_service(node.calls["observe"], Observe.Request(location=location), OBSERVE_TIMEOUT_S,
                                   stop=run.canceled, wait_s=node.server_wait, node=node)
         if got is None or not got.success:
             code = FailureCode.UNAVAILABLE if got is None else FailureCode.NOT_FOUND

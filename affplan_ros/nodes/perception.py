@@ -87,6 +87,9 @@ PARAMS = (
           choices=("best_effort", "reliable")),
     Param("max_rate_hz", 2.0, "most frames processed per second (newest frame wins)", above=0),
     Param("observe_timeout_s", 5.0, "Observe: how long to wait for a processed frame", above=0),
+    Param("detector_wait_s", 30.0, "Observe: how long a request waits for a detector that is still loading (at "
+          "start, or after a model change) before observe_timeout_s starts; then it answers that it is loading",
+          minimum=0),
     Param("llm_base_url", "", "GenerateOam endpoint ('' = AFFPLAN_LLM_BASE_URL)"),
     Param("llm_model", "", "GenerateOam model ('' = AFFPLAN_LLM_MODEL)"),
     Param("llm_api_key_env", "", "NAME of the variable holding the API key "
@@ -104,6 +107,7 @@ class PerceptionNode(Node):
         self.pose_topic = p.camera_pose_topic
         self.cache_file, self.location = p.oam_cache_file, p.location
         self.max_rate, self.observe_timeout = p.max_rate_hz, p.observe_timeout_s
+        self.detector_wait = p.detector_wait_s
         self.llm_base_url, self.llm_model, self.llm_key_env = p.llm_base_url, p.llm_model, p.llm_api_key_env
         self.affordances_file = p.affordances_file
         model = p.model
@@ -131,6 +135,7 @@ class PerceptionNode(Node):
                                                     #  the pipeline's observation, the frame's header)
         self._frame_error = ("", 0.0)               # why the newest frame could not be used, and when
         self._detector_state = "loading"            # loading | ready | error
+        self._detector_ready_at = 0.0               # monotonic time it became ready
         self._detector_error = ""
         self._logged: dict[str, float] = {}
 
@@ -180,7 +185,7 @@ class PerceptionNode(Node):
             background_log(self, "error", f"detector not available: {exc}")
             return
         with self._frame_ready:
-            self._detector_state = "ready"
+            self._detector_state, self._detector_ready_at = "ready", time.monotonic()
             self._frame_ready.notify_all()
         background_log(self, "info", f"detector ready in {detector.load_seconds:.1f} s: {detector.kind} at "
                                f"{detector.imgsz} px, {len(detector.labels)} labels ({', '.join(detector.labels[:8])})")
@@ -290,7 +295,7 @@ class PerceptionNode(Node):
             response.success, response.message = False, name_problem(request.location, "location")
             return response
         asked = time.monotonic()
-        deadline = asked + self.observe_timeout
+        loaded_by = asked + self.detector_wait
         with self._frame_ready:
             while True:
                 last = self._last_observation
@@ -310,14 +315,19 @@ class PerceptionNode(Node):
                 if error and when >= asked:  # the frame that came after the request was bad
                     response.success, response.message = False, error
                     return response
-                remaining = deadline - time.monotonic()
+                # A look asked while the detector loads (right after start, on a busy computer it
+                # takes tens of seconds) waits for it; the wait for a frame starts once it is up.
+                if self._detector_state == "loading":
+                    remaining = loaded_by - time.monotonic()
+                else:
+                    remaining = max(asked, self._detector_ready_at) + self.observe_timeout - time.monotonic()
                 if remaining <= 0:
                     break
                 self._frame_ready.wait(min(remaining, 0.2))
             state = self._detector_state
         topic = self.resolve_topic_name(self.camera_topic)
         response.success = False
-        response.message = (f"detector still loading after {self.observe_timeout:g} s" if state == "loading" else
+        response.message = (f"detector still loading after {self.detector_wait:g} s" if state == "loading" else
                             f"no camera image processed from {topic} within {self.observe_timeout:g} s")
         return response
 

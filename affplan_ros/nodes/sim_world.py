@@ -81,7 +81,9 @@ IMAGE_WIDTH, IMAGE_HEIGHT = 640, 480
 CAMERA_FRAME = "head_camera_optical"  # the physics camera's frames (z forward, x right, y down)
 
 PERCEPTION_OBSERVE = "perception/observe"  # the perception node's Observe, beside this node
-PERCEPTION_TIMEOUT_S = 20.0  # observe through the perception node: its answer (a frame, inference)
+# Observe through the perception node: its answer (a frame, inference), and a detector still
+# loading right after start (the node's detector_wait_s, 30 s, then observe_timeout_s).
+PERCEPTION_TIMEOUT_S = 50.0
 
 VIDEO_FPS = 5.0       # frames per simulated second of the physics video
 # A stopping node renders what is queued this long, then finishes the file: within the 5 s
