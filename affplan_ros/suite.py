@@ -144,6 +144,11 @@ class StopRequest:
         return self
 
     def __exit__(self, *exc) -> None:
+        # After a requested stop the handlers stay, ignoring what comes: the process is ending,
+        # and a second Ctrl-C during its exit (the suite can stop in well under a second) must
+        # not turn exit status 0 into death by that signal.
+        if self.signum:
+            return
         for sig, handler in self._previous.items():
             signal.signal(sig, handler)
 
