@@ -138,9 +138,7 @@ class SuiteClient:
         Reused because a request is volatile: a response sent before the server has discovered
         a brand-new client is lost. A new client therefore waits a moment after it sees the
         server, so that the server sees it too."""
-        from rclpy.action import ActionClient
-
-        from affplan_ros.nodes.base import wait_for_action
+        from affplan_ros.nodes.base import ActionClient, wait_for_action
 
         key = (kind, relative)
         client = self._clients.get(key)

@@ -417,11 +417,9 @@ def malformed_inputs() -> list[tuple[str, Callable]]:
         return error if got is None else f"accepted={got.accepted}: {got.message[:120]}"
 
     def execute_plan(client) -> str:
-        from rclpy.action import ActionClient
-
         from affplan_ros.action import ExecutePlan
         from affplan_ros.msg import Plan, PlanStep
-        from affplan_ros.nodes.base import FutureWait
+        from affplan_ros.nodes.base import ActionClient, FutureWait
 
         ac = ActionClient(client.node, ExecutePlan, client.name("execute_plan"))
         try:

@@ -8,6 +8,7 @@ import time
 from typing import Any, Callable, NoReturn, Optional, Sequence
 
 import rclpy
+import rclpy.action
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import (
@@ -53,6 +54,19 @@ def spin(executor) -> None:
             recent.append(time.monotonic())
             if len(recent) == recent.maxlen and recent[-1] - recent[0] < 1.0:
                 raise
+
+
+class ActionClient(rclpy.action.ActionClient):
+    """rclpy's ActionClient, safe to make while an executor spins its node in another thread.
+    rclpy (kilted, action/client.py) adds the client to the node before it makes its lock and
+    logger; an executor that takes it in between raises AttributeError ('_lock') and its thread
+    ends, and the client making it hears nothing more (seen: a bench's command-line client whose
+    restarted suite got no task through). Both are made first here."""
+
+    def __init__(self, node: Node, *args, **kwargs):
+        self._lock = threading.Lock()
+        self._logger = node.get_logger().get_child("action_client")
+        super().__init__(node, *args, **kwargs)
 
 
 def watch_parent(poll_s: float = 0.5, grace_s: float = 5.0) -> None:
