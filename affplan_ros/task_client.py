@@ -88,6 +88,10 @@ class SuiteClient:
 
         from affplan_ros.env import dds_defaults
 
+        # Imported here, not in the spin thread: two threads importing the same modules at once
+        # can meet Python's import deadlock detection (_DeadlockError), and the spin would end.
+        from affplan_ros.nodes.base import spin
+
         dds_defaults()
         self.namespace = "/" + namespace.strip("/")
         self.context = Context()
@@ -97,13 +101,11 @@ class SuiteClient:
         self.executor.add_node(self.node)
         self._clients: dict = {}
         self._ready: set = set()
-        self._spin = threading.Thread(target=self._spin_forever, daemon=True)
+        self._spin = threading.Thread(target=self._spin_forever, args=(spin,), daemon=True)
         self._spin.start()
 
-    def _spin_forever(self) -> None:
-        from rclpy.executors import ExternalShutdownException
-
-        from affplan_ros.nodes.base import spin
+    def _spin_forever(self, spin) -> None:
+        from rclpy.executors import ExternalShutdownException  # loaded already, by __init__
 
         try:
             spin(self.executor)
