@@ -128,6 +128,9 @@ def run_node(factory: Callable[[], Node] | Sequence[Callable[[], Node]], args: S
     os._exit(code)
 
 
+_UNFINISHED: list[BaseException] = []   # a node's failed construction, with its half-made node
+
+
 def _run_nodes(factory, args, threads: int) -> int:
     import faulthandler
     import signal
@@ -148,6 +151,10 @@ def _run_nodes(factory, args, threads: int) -> int:
                 nodes.append(make())
         except ValueError as exc:  # invalid parameters: a clear message, not a traceback
             print(f"error: {exc}", file=sys.stderr)
+            # The half-made node stays referenced until the process ends (run_node's os._exit):
+            # freed here, its DDS entities were destroyed while Fast DDS's threads still served
+            # them, and the process crashed (SIGSEGV, under load) instead of exiting with 2.
+            _UNFINISHED.append(exc)
             return 2
         executor = MultiThreadedExecutor(num_threads=threads)  # shut down in the finally below
         for node in nodes:

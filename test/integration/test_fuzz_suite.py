@@ -250,9 +250,8 @@ def _call(client, srv_type, name, request, timeout=20.0):
 
 def _action(client, action_type, name, goal, timeout=30.0):
     """The result of an action goal (aborted, rejected or done), waiting at most ``timeout``."""
-    from rclpy.action import ActionClient
-
-    from affplan_ros.nodes.base import FutureWait
+    # The project's ActionClient: the client's node spins in another thread while this makes it.
+    from affplan_ros.nodes.base import ActionClient, FutureWait
 
     key = ("fuzz-action", name)
     ac = client._clients.get(key)
