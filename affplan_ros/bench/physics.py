@@ -220,8 +220,11 @@ def _run_case(case: dict, r: dict) -> None:
     if not result.success:
         f = result.failure
         r["failed_step"] = result.outcomes[-1].step if result.outcomes else None
-        # The cause is the detail's text; its observed facts (what the robot saw after it) are for recovery.
-        r["cause"] = (parse_detail(f.detail).text or f.code.name.lower()) if f is not None else "unknown"
+        # The typed cause where the skill knew it, else the detail's text (its observed facts are for recovery).
+        if f is None:
+            r["cause"] = "unknown"
+        else:
+            r["cause"] = f.cause.value if f.cause is not None else parse_detail(f.detail).text or f.code.name.lower()
         if f is not None and f.code.name == "TIMEOUT":
             r["cause"] = "timeout"
         r["failure"] = {"code": f.code.name, "what": f.what, "why": f.why, "suggestion": f.suggestion} if f else None
@@ -296,6 +299,10 @@ CAUSES = {
     "not_held": "physics: the hand does not hold what the step needs", "hand_full": "physics: no free hand (the "
     "robot's or the person's) for the object", "unknown_object": "the physics world has no body for the name",
     "not_articulated": "physics: the thing has no door, lid or drawer to move",
+    "empty_grasp": "the gripper closed on nothing", "did_not_open": "the door or lid did not move as commanded",
+    "motion_failed": "a controller aborted the motion", "door_open": "physics: the appliance's door is open",
+    "not_heated": "physics: it ran, but the container was not where it heats",
+    "not_a_heater": "physics: the named appliance warms nothing",
 }
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from typing import Iterable, Mapping
 
-from affplan_ros.core.model.failure import Failure, FailureCode
+from affplan_ros.core.model.failure import Cause, Failure, FailureCode
 from affplan_ros.msg import FailureObservation, Plan, PlanStep
 
 
@@ -25,13 +25,19 @@ def failure_to_msg(failure: Failure | None) -> FailureObservation:
     if failure is None:
         return FailureObservation(code=FailureObservation.CODE_NONE)
     return FailureObservation(code=int(failure.code), action=failure.action, what=failure.what, why=failure.why,
-                              suggestion=failure.suggestion, detail=failure.detail, recoverable=failure.recoverable)
+                              suggestion=failure.suggestion, detail=failure.detail, recoverable=failure.recoverable,
+                              cause=failure.cause.value if failure.cause is not None else "")
 
 
 def failure_from_msg(msg: FailureObservation) -> Failure | None:
     if msg.code == FailureObservation.CODE_NONE:
         return None
-    return Failure(FailureCode(msg.code), msg.action, msg.what, msg.why, msg.suggestion, msg.detail, msg.recoverable)
+    try:
+        cause = Cause(msg.cause) if msg.cause else None
+    except ValueError:  # a newer robot's cause this side does not know: its words still say it
+        cause = None
+    return Failure(FailureCode(msg.code), msg.action, msg.what, msg.why, msg.suggestion, msg.detail, msg.recoverable,
+                   cause)
 
 
 def fill_message(msg, values: Mapping[str, object]):

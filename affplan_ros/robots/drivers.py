@@ -4,15 +4,20 @@ Each driver is a small class with one job and a protocol the skills use (``Navig
 ``Arm``, ``Gripper``). The real ones import their ROS 2 packages only when constructed, and
 fail with a message naming the package to install when it is absent: Nav2's ``nav2_msgs``
 (NavigateToPose action), MoveIt's ``moveit_py``, ``control_msgs`` (GripperCommand action).
-None of these can be installed on the development machines; tests drive the skills through
-fakes of these protocols (test/robots).
+
+A driver reports what the robot's own interfaces said: a ``Problem`` (why, and the cause a
+repair can act on) or None, and a gripper its ``Grip`` (where the fingers stopped, whether they
+stalled), from which the skills tell a held object from an empty hand.
 """
 from __future__ import annotations
 
 import math
+import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Optional, Protocol
+from typing import Any, Callable, Optional, Protocol
+
+from affplan_ros.core.model.failure import Cause
 
 
 class DriverUnavailable(RuntimeError):
@@ -65,16 +70,40 @@ class Pose:
         return cls(p.x, p.y, p.z, yaw, msg.header.frame_id or "map", roll)
 
 
+@dataclass(frozen=True)
+class Problem:
+    """Why a driver's motion did not happen as commanded."""
+
+    why: str
+    cause: Optional[Cause] = None
+    canceled: bool = False
+
+
+CANCELED = Problem("canceled", canceled=True)
+
+
+@dataclass(frozen=True)
+class Grip:
+    """How a gripper command ended (control_msgs' GripperCommand result): the opening the fingers
+    stopped at (m), whether they stalled on something, whether they reached the commanded
+    opening; ``problem`` when the command itself did not finish."""
+
+    position: float = 0.0
+    stalled: bool = False
+    reached_goal: bool = True
+    problem: Optional[Problem] = None
+
+
 class Navigator(Protocol):
-    def go_to(self, pose: Pose, timeout_s: float, cancel) -> Optional[str]: ...   # None or why it failed
+    def go_to(self, pose: Pose, timeout_s: float, cancel: Callable[[], bool]) -> Optional[Problem]: ...
 
 
 class Arm(Protocol):
-    def move_to(self, group: str, pose: Pose, link: str, cancel) -> Optional[str]: ...
+    def move_to(self, group: str, pose: Pose, link: str, cancel: Callable[[], bool]) -> Optional[Problem]: ...
 
 
 class Gripper(Protocol):
-    def command(self, hand: str, position: float, max_effort: float, cancel) -> Optional[str]: ...
+    def command(self, hand: str, position: float, max_effort: float, cancel: Callable[[], bool]) -> Grip: ...
 
 
 def _wait(future, timeout_s: float, cancel) -> str:
@@ -83,18 +112,30 @@ def _wait(future, timeout_s: float, cancel) -> str:
     return FutureWait(future).until(time.monotonic() + timeout_s, cancel)
 
 
-def _send(client, goal, cancel, what: str) -> tuple[Optional[Any], str]:
-    """(accepted goal handle, "") or (None, why not). No answer and a refusal are told apart: they
-    have different causes on a robot. Never sent twice: Nav2 and ros2_controllers accept a copy
-    and abort the goal already running (preemption), so a resend would move the robot unobserved."""
+def _send(client, goal, cancel, what: str) -> tuple[Optional[Any], Optional[Problem]]:
+    """(accepted goal handle, None) or (None, why not). No answer and a refusal are told apart:
+    they have different causes on a robot. Never sent twice: Nav2 and ros2_controllers accept a
+    copy and abort the goal already running (preemption), so a resend would move the robot
+    unobserved."""
     from affplan_ros.nodes.base import send_goal
 
     handle, outcome = send_goal(client, goal, timeout=10.0, stop=cancel, resend_after_s=math.inf)
     if handle is None:
-        return None, "canceled" if outcome == "stopped" else f"{what} did not answer the goal within 10 s"
+        return None, CANCELED if outcome == "stopped" else Problem(f"{what} did not answer the goal within 10 s")
     if not handle.accepted:
-        return None, f"{what} refused the goal"
-    return handle, ""
+        return None, Problem(f"{what} refused the goal")
+    return handle, None
+
+
+def _finish(handle, timeout_s: float, cancel, what: str) -> tuple[Optional[Any], Optional[Problem]]:
+    """(the goal's result, None) or (None, why not); a cancel or a timeout cancels the goal on its
+    server, so nothing keeps moving after the skill gave up."""
+    done = handle.get_result_async()
+    outcome = _wait(done, timeout_s, cancel)
+    if outcome != "done":
+        _wait(handle.cancel_goal_async(), 5.0, lambda: False)
+        return None, CANCELED if outcome == "stopped" else Problem(f"{what} did not finish within {timeout_s:g} s")
+    return done.result(), None
 
 
 class Nav2Navigator:
@@ -112,50 +153,99 @@ class Nav2Navigator:
         self.client = ActionClient(node, NavigateToPose, action_name, callback_group=callback_group)
         self.node = node
 
-    def go_to(self, pose: Pose, timeout_s: float, cancel) -> Optional[str]:
+    def go_to(self, pose: Pose, timeout_s: float, cancel) -> Optional[Problem]:
         if not self.client.wait_for_server(timeout_sec=5.0):
-            return f"Nav2 does not answer at {self.client._action_name}"
+            return Problem(f"Nav2 does not answer at {self.client._action_name}")
         goal = self._type.Goal()
         goal.pose = pose.to_msg(self.node.get_clock().now().to_msg())
-        handle, why = _send(self.client, goal, cancel, "Nav2")
+        handle, problem = _send(self.client, goal, cancel, "Nav2")
         if handle is None:
-            return why
-        done = handle.get_result_async()
-        outcome = _wait(done, timeout_s, cancel)
-        if outcome != "done":
-            _wait(handle.cancel_goal_async(), 5.0, lambda: False)
-            return "canceled" if outcome == "stopped" else f"Nav2 did not arrive within {timeout_s:g} s"
+            return problem
+        got, problem = _finish(handle, timeout_s, cancel, "Nav2")
+        if got is None:
+            return problem
         from action_msgs.msg import GoalStatus
 
-        got = done.result()
         if got.status != GoalStatus.STATUS_SUCCEEDED:
             detail = getattr(got.result, "error_msg", "") or f"status {got.status}"
-            return f"Nav2 failed: {detail}"
+            return Problem(f"Nav2 failed: {detail}", Cause.BLOCKED)
         return None
 
 
-class MoveItArm:
-    """Arm motion with MoveIt 2's Python API (``moveit_py``): plan to a pose, execute."""
+# MoveIt's error codes (moveit_msgs/MoveItErrorCodes) that mean something is in the way rather
+# than out of reach.
+_COLLISION_CODES = {-10: "START_STATE_IN_COLLISION", -12: "GOAL_IN_COLLISION"}
 
-    def __init__(self, node_name: str = "affplan_moveit"):
+
+def _moveit_code_name(code: int) -> str:
+    try:
+        from moveit_msgs.msg import MoveItErrorCodes
+    except ImportError:
+        return _COLLISION_CODES.get(code, f"error code {code}")
+    names = {v: k for k, v in vars(MoveItErrorCodes).items() if k.isupper() and isinstance(v, int)}
+    return names.get(code, f"error code {code}")
+
+
+class MoveItArm:
+    """Arm motion with MoveIt 2's Python API (``moveit_py``): plan to a pose, execute, and report
+    what MoveIt said: a plan's error code, an execution that did not succeed, a cancel that
+    stopped the arm (the trajectory execution manager's stop, not just giving up waiting)."""
+
+    def __init__(self, node_name: str = "affplan_moveit", poll_s: float = 0.05):
         try:
             from moveit.planning import MoveItPy
         except ImportError as exc:
             raise DriverUnavailable("MoveIt is not installed (no moveit_py): install ros-$ROS_DISTRO-moveit-py "
                                     "and start move_group's configuration for this robot") from exc
         self.moveit = MoveItPy(node_name=node_name)
+        self.poll_s = poll_s
 
-    def move_to(self, group: str, pose: Pose, link: str, cancel) -> Optional[str]:
+    def move_to(self, group: str, pose: Pose, link: str, cancel) -> Optional[Problem]:
         if cancel():
-            return "canceled"
+            return CANCELED
         component = self.moveit.get_planning_component(group)
         component.set_start_state_to_current_state()
         component.set_goal_state(pose_stamped_msg=pose.to_msg(), pose_link=link)
         plan = component.plan()
+        where = f"({pose.x:.2f}, {pose.y:.2f}, {pose.z:.2f})"
         if not plan:
-            return f"MoveIt found no motion of {group} to ({pose.x:.2f}, {pose.y:.2f}, {pose.z:.2f})"
-        self.moveit.execute(plan.trajectory, controllers=[])
+            code = int(getattr(getattr(plan, "error_code", None), "val", 0))
+            cause = Cause.BLOCKED if code in _COLLISION_CODES else Cause.UNREACHABLE
+            return Problem(f"MoveIt found no motion of {group} to {where}: {_moveit_code_name(code)}", cause)
+        if cancel():
+            return CANCELED
+        return self._execute(group, plan.trajectory, cancel, where)
+
+    def _execute(self, group: str, trajectory, cancel, where: str) -> Optional[Problem]:
+        manager = self._execution_manager()
+        try:   # MoveIt 2 from Iron on: execute(group_name, trajectory, blocking)
+            self.moveit.execute(group, trajectory, blocking=False)
+        except TypeError:   # Humble: execute(trajectory, blocking, controllers)
+            self.moveit.execute(trajectory, blocking=False, controllers=[])
+        # wait_for_execution releases the GIL but cannot be interrupted: it waits in a thread of its
+        # own while this one watches for a cancel, which stops the execution (and so the wait).
+        waiter = threading.Thread(target=manager.wait_for_execution, name="moveit_wait", daemon=True)
+        waiter.start()
+        canceled = False
+        while waiter.is_alive():
+            if not canceled and cancel():
+                manager.stop_execution()
+                canceled = True
+            waiter.join(self.poll_s)
+        if canceled:
+            return CANCELED
+        status = str(getattr(manager.get_last_execution_status(), "status", "UNKNOWN"))
+        if status != "SUCCEEDED":
+            return Problem(f"MoveIt's execution of {group}'s motion to {where} ended {status}", Cause.MOTION_FAILED)
         return None
+
+    def _execution_manager(self):
+        # Humble's binding spells the getter "trajactory" (fixed in later releases).
+        for name in ("get_trajectory_execution_manager", "get_trajactory_execution_manager"):
+            getter = getattr(self.moveit, name, None)
+            if getter is not None:
+                return getter()
+        raise DriverUnavailable("this moveit_py has no trajectory execution manager")
 
 
 class GripperActions:
@@ -173,18 +263,29 @@ class GripperActions:
         self.clients = {hand: ActionClient(node, GripperCommand, name, callback_group=callback_group)
                         for hand, name in servers.items()}
 
-    def command(self, hand: str, position: float, max_effort: float, cancel) -> Optional[str]:
+    def command(self, hand: str, position: float, max_effort: float, cancel) -> Grip:
         client = self.clients.get(hand)
         if client is None:
-            return f"no gripper configured for the {hand} hand"
+            return Grip(problem=Problem(f"no gripper configured for the {hand} hand"))
         if not client.wait_for_server(timeout_sec=5.0):
-            return f"the {hand} gripper does not answer"
+            return Grip(problem=Problem(f"the {hand} gripper does not answer"))
         goal = self._type.Goal()
         goal.command.position, goal.command.max_effort = float(position), float(max_effort)
-        handle, why = _send(client, goal, cancel, f"the {hand} gripper")
+        handle, problem = _send(client, goal, cancel, f"the {hand} gripper")
         if handle is None:
-            return why
-        done = handle.get_result_async()
-        if _wait(done, 15.0, cancel) != "done":
-            return f"the {hand} gripper did not finish"
-        return None
+            return Grip(problem=problem)
+        got, problem = _finish(handle, 15.0, cancel, f"the {hand} gripper")
+        if got is None:
+            return Grip(problem=problem)
+        from action_msgs.msg import GoalStatus
+
+        result = got.result
+        grip = Grip(float(result.position), bool(result.stalled), bool(result.reached_goal))
+        # A parallel gripper closing on an object stalls short of its goal, and ros2_controllers'
+        # gripper controller then aborts the goal: that is a grip, not a failure. Any other end
+        # without the fingers where they were sent is one.
+        if got.status != GoalStatus.STATUS_SUCCEEDED and not (grip.stalled or grip.reached_goal):
+            return Grip(grip.position, grip.stalled, grip.reached_goal,
+                        Problem(f"the {hand} gripper stopped at {grip.position:.3f} m (status {got.status})",
+                                Cause.MOTION_FAILED))
+        return grip

@@ -8,6 +8,10 @@ not move, handles, surfaces to put things on); a goal's own pose field wins.
 
 Skills the robot has no motion for (pour, wipe, the generic Skill) fail with a message saying
 so: leave them out of ``robot_capabilities`` and the planner gives them to the person.
+
+A closed gripper is read, not trusted: fingers that close to ``empty_grip_m`` or less hold
+nothing (an empty grasp), and after the lift the gripper closes once more to feel whether the
+object is still there (it slipped if not). Each failure carries the cause its driver found.
 """
 from __future__ import annotations
 
@@ -20,13 +24,13 @@ from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallb
 from rclpy.node import Node
 
 from affplan_ros.core.knowledge.skills import SkillMap, SkillMapError
-from affplan_ros.core.model.failure import Failure, FailureCode
+from affplan_ros.core.model.failure import Cause, Failure, FailureCode
 from affplan_ros.env import config_file
 from affplan_ros.interfaces import interface_types
 from affplan_ros.nodes.base import LOCATION_PARAMS, parse_locations, run_node
 from affplan_ros.nodes.convert import failure_to_msg, skill_goal_problem
 from affplan_ros.nodes.params import Param, declare_params
-from affplan_ros.robots.drivers import DriverUnavailable, Pose
+from affplan_ros.robots.drivers import CANCELED, DriverUnavailable, Grip, Pose, Problem
 
 OPEN, CLOSED = 0.08, 0.0        # gripper positions (m)
 
@@ -43,6 +47,7 @@ PARAMS = (
     Param("nav_timeout_s", 120.0, "time limit of one base motion, seconds"),
     Param("approach_height_m", 0.12, "pre-grasp / retreat height above an object"),
     Param("gripper_effort", 40.0, "gripper max effort when closing (N)"),
+    Param("empty_grip_m", 0.005, "a gripper that closes to this opening (m) or less holds nothing", minimum=0),
     Param("pour_tilt_rad", 1.9, "how far a held container is tilted about the gripper's x axis to pour", above=0),
     Param("pour_hold_s", 2.0, "how long the container stays tilted, seconds", minimum=0),
     Param("wipe_stroke_m", 0.15, "half the length of one wiping stroke along x", above=0),
@@ -65,6 +70,7 @@ class RobotSkillsNode(Node):
         p = declare_params(self, PARAMS + LOCATION_PARAMS)
         self.robot_name, self.hands, self.nav_action = p.robot_name, list(p.hands), p.nav_action
         self.nav_timeout, self.approach, self.effort = p.nav_timeout_s, p.approach_height_m, p.gripper_effort
+        self.empty_grip = p.empty_grip_m
         self.base_frame, self.locations = p.base_frame, parse_locations(p.locations)
         self.agent, self.pour_tilt, self.pour_hold = p.robot_agent, p.pour_tilt_rad, p.pour_hold_s
         self.stroke, self.strokes = p.wipe_stroke_m, int(p.wipe_strokes)
@@ -130,12 +136,12 @@ class RobotSkillsNode(Node):
                                   duration_s=time.monotonic() - started)
 
     @staticmethod
-    def _problem(what: str, why: Optional[str], suggestion: str = "") -> Optional[Failure]:
-        if why is None:
+    def _problem(what: str, problem: Optional[Problem], suggestion: str = "") -> Optional[Failure]:
+        if problem is None:
             return None
-        code = FailureCode.CANCELED if why == "canceled" else FailureCode.PHYSICAL
-        return Failure(code, what, f"{what} failed" if code != FailureCode.CANCELED else f"{what} was canceled",
-                       why, suggestion)
+        if problem.canceled:
+            return Failure(FailureCode.CANCELED, what, f"{what} was canceled", problem.why)
+        return Failure(FailureCode.PHYSICAL, what, f"{what} failed", problem.why, suggestion, cause=problem.cause)
 
     def _pose(self, name: str, given) -> Optional[Pose]:
         if given:
@@ -150,15 +156,38 @@ class RobotSkillsNode(Node):
     def _hand_with(self, obj: str) -> Optional[str]:
         return next((h for h, o in self.holding.items() if o == obj), None)
 
-    def _steps(self, what: str, cancel, *moves) -> Optional[Failure]:
+    def _steps(self, what: str, cancel, *moves: Callable[[], "Optional[Problem | Failure]"]) -> Optional[Failure]:
         """Run driver calls in order; the first that fails (or a cancel) stops the skill."""
         for move in moves:
             if cancel():
-                return self._problem(what, "canceled")
-            problem = self._problem(what, move())
-            if problem is not None:
-                return problem
+                return self._problem(what, CANCELED)
+            got = move()
+            failure = got if isinstance(got, Failure) else self._problem(what, got)
+            if failure is not None:
+                return failure
         return None
+
+    def _release(self, hand: str, cancel) -> Optional[Problem]:
+        return self.gripper.command(hand, OPEN, self.effort, cancel).problem
+
+    def _close_on(self, hand: str, thing: str, what: str, cancel, again: bool = False) -> Optional[Failure]:
+        """Close the hand on ``thing`` and feel whether it is there: fingers closed to their limit
+        hold nothing. ``again``: it was held before (the check after a lift), so its absence
+        means it slipped out."""
+        grip: Grip = self.gripper.command(hand, CLOSED, self.effort, cancel)
+        if grip.problem is not None:
+            return self._problem(what, grip.problem)
+        if grip.position > self.empty_grip:
+            return None
+        if again:
+            return Failure(FailureCode.PHYSICAL, what, f"{what} failed",
+                           f"{thing} slipped out of the {hand} hand (the gripper now closes to "
+                           f"{grip.position * 100:.1f} cm)", f"look for {thing} and grasp it again",
+                           recoverable=True, cause=Cause.SLIPPED)
+        return Failure(FailureCode.PHYSICAL, what, f"{what} failed",
+                       f"the {hand} gripper closed on nothing where {thing} should be (it closed to "
+                       f"{grip.position * 100:.1f} cm)", f"look for {thing} again before grasping it",
+                       recoverable=True, cause=Cause.EMPTY_GRASP)
 
     # -- skills ------------------------------------------------------------------------------
     def _navigate(self, goal, cancel) -> Optional[Failure]:
@@ -184,11 +213,12 @@ class RobotSkillsNode(Node):
                            "give object_pose in the goal, or add it to object_poses")
         group, link = self.groups[hand], self.links[hand]
         failure = self._steps(what, cancel,
-                              lambda: self.gripper.command(hand, OPEN, self.effort, cancel),
+                              lambda: self._release(hand, cancel),
                               lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel),
                               lambda: self.arm.move_to(group, pose, link, cancel),
-                              lambda: self.gripper.command(hand, CLOSED, self.effort, cancel),
-                              lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel))
+                              lambda: self._close_on(hand, goal.object, what, cancel),
+                              lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel),
+                              lambda: self._close_on(hand, goal.object, what, cancel, again=True))
         if failure is None:
             self.holding[hand] = goal.object
         return failure
@@ -217,7 +247,7 @@ class RobotSkillsNode(Node):
         failure = self._steps(what, cancel,
                               lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel),
                               lambda: self.arm.move_to(group, pose.offset(dz=0.02), link, cancel),
-                              lambda: self.gripper.command(hand, OPEN, self.effort, cancel),
+                              lambda: self._release(hand, cancel),
                               lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel))
         if failure is None:
             del self.holding[hand]
@@ -235,11 +265,11 @@ class RobotSkillsNode(Node):
                            "add it to object_poses")
         group, link = self.groups[hand], self.links[hand]
         return self._steps(what, cancel,
-                           lambda: self.gripper.command(hand, OPEN, self.effort, cancel),
+                           lambda: self._release(hand, cancel),
                            lambda: self.arm.move_to(group, pose, link, cancel),
-                           lambda: self.gripper.command(hand, CLOSED, self.effort, cancel),
+                           lambda: self._close_on(hand, f"the handle of {goal.object}", what, cancel),
                            lambda: self.arm.move_to(group, pose.offset(dx=pull), link, cancel),
-                           lambda: self.gripper.command(hand, OPEN, self.effort, cancel))
+                           lambda: self._release(hand, cancel))
 
     def _close(self, goal, cancel) -> Optional[Failure]:
         return self._open(goal, cancel, pull=0.3)
@@ -252,9 +282,9 @@ class RobotSkillsNode(Node):
             if hand is None:
                 return self._no_free_hand(what)
             failure = self._steps(what, cancel,
-                                  lambda: self.gripper.command(hand, OPEN, self.effort, cancel),
+                                  lambda: self._release(hand, cancel),
                                   lambda: self.arm.move_to(self.groups[hand], pose, self.links[hand], cancel),
-                                  lambda: self.gripper.command(hand, CLOSED, self.effort, cancel))
+                                  lambda: self._close_on(hand, goal.object, what, cancel))
             if failure is None:
                 self.holding[hand] = goal.object
             return failure
@@ -264,7 +294,7 @@ class RobotSkillsNode(Node):
             return self._not_holding(goal.object, what)
         failure = self._steps(what, cancel,
                               lambda: self.arm.move_to(self.groups[hand], pose, self.links[hand], cancel),
-                              lambda: self.gripper.command(hand, OPEN, self.effort, cancel))
+                              lambda: self._release(hand, cancel))
         if failure is None:
             del self.holding[hand]
         return failure
@@ -305,12 +335,12 @@ class RobotSkillsNode(Node):
                            lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel))
 
     @staticmethod
-    def _hold(seconds: float, cancel) -> Optional[str]:
+    def _hold(seconds: float, cancel) -> Optional[Problem]:
         """Wait ``seconds`` (a cancel ends it at once)."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             if cancel():
-                return "canceled"
+                return CANCELED
             time.sleep(0.05)
         return None
 

@@ -15,9 +15,9 @@ def test_physics_benchmark_is_registered():
 
 def test_every_skill_failure_code_has_a_meaning_in_the_summary():
     from affplan_ros.bench.physics import CAUSES
-    from affplan_ros.sim.physics.skills import FailureCode
+    from affplan_ros.core.model.failure import Cause
 
-    assert {c.value for c in FailureCode} - CAUSES.keys() == set()
+    assert {c.value for c in Cause} - CAUSES.keys() == set()
 
 
 @pytest.mark.shared

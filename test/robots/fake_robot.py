@@ -16,8 +16,10 @@ def log(**call):
 
 class FakeNavigator:
     def go_to(self, pose, timeout_s, cancel):
+        from affplan_ros.robots.drivers import Problem
+
         log(driver="nav", x=pose.x, y=pose.y, yaw=round(pose.yaw, 3))
-        return "the path is blocked" if pose.x > 50 else None
+        return Problem("the path is blocked") if pose.x > 50 else None
 
 
 class FakeArm:
@@ -27,9 +29,14 @@ class FakeArm:
 
 
 class FakeGripper:
+    """Closing always finds something 4 cm wide between the fingers (the ROS stand-in in
+    fake_nav2.py is the one that can close on nothing)."""
+
     def command(self, hand, position, max_effort, cancel):
+        from affplan_ros.robots.drivers import Grip
+
         log(driver="gripper", hand=hand, position=position)
-        return None
+        return Grip(max(position, 0.04), stalled=position < 0.04, reached_goal=position >= 0.04)
 
 
 def main():

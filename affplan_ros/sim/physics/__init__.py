@@ -25,7 +25,7 @@ import os
 # imported, so it is set here, before any module of this package imports mujoco.
 os.environ.setdefault("MUJOCO_GL", "egl")
 
-from affplan_ros.sim.physics.skills import FailureCode, SkillResult, Skills
+from affplan_ros.sim.physics.skills import SkillResult, Skills
 from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind, build_world
 
-__all__ = ["FailureCode", "PhysicsWorld", "SkillResult", "Skills", "ThingKind", "build_world"]
+__all__ = ["PhysicsWorld", "SkillResult", "Skills", "ThingKind", "build_world"]

@@ -231,13 +231,13 @@ def pinch(sk: "PhysicsSkills", obj: str, support: str, side: str, plan: EdgePlan
 
 def edge_grasp(sk: "PhysicsSkills", obj: str, support: Optional[str], free: list[str]) -> "SkillResult":
     """Slide ``obj`` to the near edge of ``support`` and pinch it there (module doc)."""
-    from affplan_ros.sim.physics.skills import FailureCode
+    from affplan_ros.core.model.failure import Cause
     w = sk.world
     support = support or next((c for c in sorted(w.contacts(obj)) if c and w.has_site(f"{c}/top")),
                               None)
     plan = near_edge(sk, obj, support) if support else None
     if plan is None:
-        return sk._fail(FailureCode.TOO_LARGE, f"{obj} is too wide for the gripper and lies on nothing with an edge "
+        return sk._fail(Cause.TOO_LARGE, f"{obj} is too wide for the gripper and lies on nothing with an edge "
                         "to slide it to")
     whys = []
     for side in free:
@@ -252,8 +252,8 @@ def edge_grasp(sk: "PhysicsSkills", obj: str, support: Optional[str], free: list
         sk._tuck()
     # (what the arm that got furthest met: an arm that reaches nothing says least)
     why = next((x for x in whys if not x.startswith("no arm pose")), whys[0] if whys else "no free arm")
-    code = FailureCode.SLIPPED if any(x in why for x in ("slid", "rise", "closed", "short of")) else \
-        FailureCode.BLOCKED if "did not get" in why else FailureCode.UNREACHABLE
+    code = Cause.SLIPPED if any(x in why for x in ("slid", "rise", "closed", "short of")) else \
+        Cause.BLOCKED if "did not get" in why else Cause.UNREACHABLE
     return sk._fail(code, f"edge grasp of {obj} (too wide to grasp from above): {why}")
 
 

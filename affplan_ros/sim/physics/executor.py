@@ -44,7 +44,7 @@ from affplan_ros.core.agent.execution import (
     StepOutcome,
 )
 from affplan_ros.core.goals.formula import Literal
-from affplan_ros.core.model.failure import Failure, FailureCode
+from affplan_ros.core.model.failure import Cause, Failure, FailureCode
 from affplan_ros.core.model.records import Observation
 from affplan_ros.core.model.scene import Relation, Scene
 from affplan_ros.core.planning.planner import PlanStep
@@ -55,11 +55,10 @@ from affplan_ros.sim.executor import ScenarioViews
 from affplan_ros.sim.physics.camera import aim_point, head_angles
 from affplan_ros.sim.physics.control import RobotControl
 from affplan_ros.sim.physics.handover import handover, receive_object, start_in_person_hand
-from affplan_ros.sim.physics.heating import HeatFailure, heat_liquid
+from affplan_ros.sim.physics.heating import heat_liquid
 from affplan_ros.sim.physics.lids import turn_lid
 from affplan_ros.sim.physics.pouring import fill, pour
 from affplan_ros.sim.physics.relations import Anchors, Atom, read_relations
-from affplan_ros.sim.physics.skills import FailureCode as Physical
 from affplan_ros.sim.physics.skills import SkillResult, Skills
 from affplan_ros.sim.physics.tools import chop, wipe
 from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind, build_world
@@ -69,20 +68,20 @@ _PLACEMENTS = ("on", "in", "inhand")
 
 # What to try instead, per physical failure (CoPAL's suggestion).
 SUGGESTIONS = {
-    Physical.UNREACHABLE: "move closer or pick another object",
-    Physical.BLOCKED: "clear the way or approach from another side",
-    Physical.SLIPPED: "try the grasp again",
-    Physical.NO_FREE_SPACE: "clear some space there or choose another support",
-    Physical.CONTAINER_CLOSED: "open the container first",
-    Physical.TOO_LARGE: "choose a larger container or another object",
-    Physical.NOT_HELD: "grasp the object first",
-    Physical.HAND_FULL: "put down what the robot holds first",
-    Physical.UNKNOWN: "check the object's name",
-    Physical.NOT_ARTICULATED: "choose something with a door or drawer",
-    Physical.NOT_FOUND: "look for the object where it is now",
-    HeatFailure.DOOR_OPEN: "close the door first",
-    HeatFailure.NOT_HEATED: "put the container on or into the heater first",
-    HeatFailure.NOT_A_HEATER: "use a stove, a microwave or an oven",
+    Cause.UNREACHABLE: "move closer or pick another object",
+    Cause.BLOCKED: "clear the way or approach from another side",
+    Cause.SLIPPED: "try the grasp again",
+    Cause.NO_FREE_SPACE: "clear some space there or choose another support",
+    Cause.CONTAINER_CLOSED: "open the container first",
+    Cause.TOO_LARGE: "choose a larger container or another object",
+    Cause.NOT_HELD: "grasp the object first",
+    Cause.HAND_FULL: "put down what the robot holds first",
+    Cause.UNKNOWN: "check the object's name",
+    Cause.NOT_ARTICULATED: "choose something with a door or drawer",
+    Cause.NOT_FOUND: "look for the object where it is now",
+    Cause.DOOR_OPEN: "close the door first",
+    Cause.NOT_HEATED: "put the container on or into the heater first",
+    Cause.NOT_A_HEATER: "use a stove, a microwave or an oven",
 }
 
 
@@ -398,7 +397,7 @@ class PhysicsExecutor(ScenarioViews):
             return None
         return Failure(FailureCode.PHYSICAL, text, f"{obj} did not get wet",
                        f"{obj} is not lying in {container} with {liquid} in it", "put it into the water first",
-                       detail="not_found", recoverable=True)
+                       recoverable=True, cause=Cause.NOT_FOUND)
 
     # -- helpers ------------------------------------------------------------------------------
     def _skill(self, fn, *args) -> SkillResult:
@@ -437,17 +436,17 @@ class PhysicsExecutor(ScenarioViews):
 
     @staticmethod
     def _physical(text: str, skill: str, result: SkillResult) -> Failure:
-        code = result.code or Physical.BLOCKED
-        core = FailureCode.NOT_FOUND if code in (Physical.UNKNOWN, Physical.NOT_FOUND) else FailureCode.PHYSICAL
+        code = result.code or Cause.BLOCKED
+        core = FailureCode.NOT_FOUND if code in (Cause.UNKNOWN, Cause.NOT_FOUND) else FailureCode.PHYSICAL
         suggestion = SUGGESTIONS.get(code, "")
-        if code == Physical.HAND_FULL and skill == "handover":
+        if code == Cause.HAND_FULL and skill == "handover":
             # The person's hands are full (the robot's free hand is what a handover needs anyway).
             suggestion = "let the person put something down first, or hand it over later"
         return Failure(core, text, f"{skill} failed: {code.value.replace('_', ' ')}", result.reason,
-                       suggestion, detail=code.value, recoverable=True)
+                       suggestion, recoverable=True, cause=code)
 
 
 def far_failure(text: str, action: str, distance: float) -> Failure:
     return Failure(FailureCode.PHYSICAL, text, f"{action} failed: unreachable",
                    f"the robot stands {distance:.2f} m away from it, beyond the arm's reach",
-                   SUGGESTIONS[Physical.UNREACHABLE], detail=Physical.UNREACHABLE.value, recoverable=True)
+                   SUGGESTIONS[Cause.UNREACHABLE], recoverable=True, cause=Cause.UNREACHABLE)

@@ -28,9 +28,10 @@ import mujoco
 import numpy as np
 
 from affplan_ros.core.knowledge.objects import ObjectProperties
+from affplan_ros.core.model.failure import Cause
 from affplan_ros.sim.physics.bodies import PERSON_HAND_HEIGHT, PERSON_HANDS, grip_name, object_geometry
 from affplan_ros.sim.physics.robot import ARM_SIDES
-from affplan_ros.sim.physics.skills import LIFT, PRE_GRASP, FailureCode, SkillResult, Skills
+from affplan_ros.sim.physics.skills import LIFT, PRE_GRASP, SkillResult, Skills
 from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind
 
 PERSON_REACH = 0.60   # m from the person's centre they reach out to (an arm's length)
@@ -66,20 +67,20 @@ def _handover(sk: Skills, obj: str, person: str) -> SkillResult:
     w = sk.world
     person_xy = _person_xy(w, person)
     if person_xy is None:
-        return sk._fail(FailureCode.UNKNOWN, f"{person!r} is not a person in the physics world")
+        return sk._fail(Cause.UNKNOWN, f"{person!r} is not a person in the physics world")
     side = sk.holding(obj)
     if side is None:
-        return sk._fail(FailureCode.NOT_HELD, f"the robot does not hold {obj}")
+        return sk._fail(Cause.NOT_HELD, f"the robot does not hold {obj}")
     if len(w.touching_geoms(obj, sk._pads(side))) < 2:
         sk.held[side] = None
-        return sk._fail(FailureCode.SLIPPED, f"{obj} is no longer between the fingers (dropped on the way; it "
+        return sk._fail(Cause.SLIPPED, f"{obj} is no longer between the fingers (dropped on the way; it "
                         f"touches {', '.join(sorted(x or 'the floor' for x in w.contacts(obj))) or 'nothing'})")
     hand, beside = w.free_hand(person), None
     if hand is None:
         sharing = _sharing_hand(w, person, obj)
         if sharing is None:
             held = sorted(o for objs in w.held_by_hand(person).values() for o in objs)
-            return sk._fail(FailureCode.HAND_FULL, f"{person}'s hands are full (they hold {' and '.join(held)}; "
+            return sk._fail(Cause.HAND_FULL, f"{person}'s hands are full (they hold {' and '.join(held)}; "
                             f"{obj} fits in neither beside what it holds: two things in one hand are at most "
                             f"{HAND_SPAN_TWO * 100:.0f} cm across and {HAND_LOAD:g} kg together)")
         hand, beside = sharing
@@ -92,7 +93,7 @@ def _handover(sk: Skills, obj: str, person: str) -> SkillResult:
     offset = w.position(obj) - tcp          # where the object hangs from the hand, kept as it is
     plan = _offer_pose(sk, side, person_xy, offset, rot)
     if plan is None:
-        return sk._fail(FailureCode.UNREACHABLE, f"no arm pose holds {obj} out within {person}'s reach "
+        return sk._fail(Cause.UNREACHABLE, f"no arm pose holds {obj} out within {person}'s reach "
                         f"({gap:.2f} m apart; IK finds no solution)", distance=gap)
     meet, joints = plan
     out = sk.move_arm(side, joints, speed_scale=0.5)
@@ -105,11 +106,11 @@ def _handover(sk: Skills, obj: str, person: str) -> SkillResult:
     else:
         stuck = _bring_beside(sk, side, person, hand, beside, obj, meet)
         if stuck is not None:
-            return sk._fail(FailureCode.BLOCKED, f"{person} could not bring {beside} beside {obj}: it stopped "
+            return sk._fail(Cause.BLOCKED, f"{person} could not bring {beside} beside {obj}: it stopped "
                             f"{stuck * 100:.0f} cm short (something in the way)", distance=stuck)
     miss = float(np.linalg.norm(w.position(obj) - meet))
     if miss > GRIP_DISTANCE:
-        return sk._fail(FailureCode.UNREACHABLE, f"{obj} stopped {miss * 100:.0f} cm from {person}'s hand",
+        return sk._fail(Cause.UNREACHABLE, f"{obj} stopped {miss * 100:.0f} cm from {person}'s hand",
                         distance=miss)
     w.grip(person, obj, hand, beside=beside is not None)
     sk.control.set_gripper(side, w.spec.max_aperture, 0.4)
@@ -125,7 +126,7 @@ def _handover(sk: Skills, obj: str, person: str) -> SkillResult:
     still = float(np.linalg.norm(w.position(obj) - w.person_hand(person, hand) - _held_offset(w, person, obj)))
     if w.touching_geoms(obj, pads) or still > GRIP_DISTANCE:
         w.release(obj)
-        return sk._fail(FailureCode.SLIPPED, f"{person} did not keep hold of {obj} (it is {still * 100:.0f} cm "
+        return sk._fail(Cause.SLIPPED, f"{person} did not keep hold of {obj} (it is {still * 100:.0f} cm "
                         "from where the hand took it)")
     return sk._ok(side=side, meet=meet, person_hand=hand)
 
@@ -233,7 +234,7 @@ def _gap(w: PhysicsWorld, person_xy: np.ndarray) -> float:
 
 
 def _too_far(sk: Skills, person: str, gap: float) -> SkillResult:
-    return sk._fail(FailureCode.UNREACHABLE, f"the robot stands {gap:.2f} m from {person}; an object changes hands "
+    return sk._fail(Cause.UNREACHABLE, f"the robot stands {gap:.2f} m from {person}; an object changes hands "
                     f"at most {ROBOT_REACH:.2f} m apart", distance=gap)
 
 
@@ -267,25 +268,25 @@ def _receive(sk: Skills, obj: str, person: str) -> SkillResult:
     w = sk.world
     person_xy = _person_xy(w, person)
     if person_xy is None:
-        return sk._fail(FailureCode.UNKNOWN, f"{person!r} is not a person in the physics world")
+        return sk._fail(Cause.UNKNOWN, f"{person!r} is not a person in the physics world")
     if w.grips.get(obj) != person:
-        return sk._fail(FailureCode.NOT_HELD, f"{person} does not hold {obj}")
+        return sk._fail(Cause.NOT_HELD, f"{person} does not hold {obj}")
     free = [s for s in ARM_SIDES if sk.held[s] is None]
     if not free:
-        return sk._fail(FailureCode.HAND_FULL, "both hands are full")
+        return sk._fail(Cause.HAND_FULL, "both hands are full")
     gap = _gap(w, person_xy)
     if gap > ROBOT_REACH:
         return _too_far(sk, person, gap)
     _put_aside(w, person, person_xy, keep=obj)
     meet = _taking_point(sk, obj, person_xy, free)
     if meet is None:
-        return sk._fail(FailureCode.UNREACHABLE, f"{person} holds {obj} nowhere within their reach where an arm "
+        return sk._fail(Cause.UNREACHABLE, f"{person} holds {obj} nowhere within their reach where an arm "
                         f"reaches a top-down grasp of it ({gap:.2f} m apart; IK finds no solution)", distance=gap)
     _carry_held(w, person, obj, meet)
     miss = float(np.linalg.norm(w.position(obj) - meet))
     if miss > GRIP_DISTANCE:
         _carry_held(w, person, obj, rest_point(person_xy))
-        return sk._fail(FailureCode.BLOCKED, f"{person} could not hold {obj} out: it stopped {miss * 100:.0f} cm "
+        return sk._fail(Cause.BLOCKED, f"{person} could not hold {obj} out: it stopped {miss * 100:.0f} cm "
                         "short (something in the way)", distance=miss)
     pads = [sk._pads(s) for s in free]
     hand = w.grip_hands[obj]            # the hand that holds it out (the other may hold something)

@@ -19,17 +19,17 @@ itself, only standing on or in an appliance, which is then the one the robot sta
 from __future__ import annotations
 
 from dataclasses import dataclass
-from enum import Enum
 from math import atan2, cos, hypot, sin
 
 import numpy as np
 
+from affplan_ros.core.model.failure import Cause
 from affplan_ros.sim.physics.bodies import BUTTON_TRAVEL
 from affplan_ros.sim.physics.ik import horizontal_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path
 from affplan_ros.sim.physics.relations import WARM_C, resting_place
 from affplan_ros.sim.physics.robot import PAD_HALF
-from affplan_ros.sim.physics.skills import CLEARANCE, FailureCode, SkillResult, Skills
+from affplan_ros.sim.physics.skills import CLEARANCE, SkillResult, Skills
 from affplan_ros.sim.physics.world import BasePose, ThingKind
 
 SPECIFIC_HEAT_J_PER_KG_K = 4186.0   # water; milk (3.9 kJ/(kg K)) and other drinks are near enough
@@ -44,14 +44,6 @@ PRESS_REACH = (0.50, 0.58, 0.44)    # m from the base centre to the button, trie
 PRESS_LATERAL = (0.18, 0.08, 0.28, 0.36)   # m to the pressing arm's side (mirrored per arm), tried in turn
 PRESS_MAX_DRIVE = 1.2      # m the base may move to stand at the button (farther: not at the heater)
 PRESS_STEPS = 6            # waypoints of the push, each checked for a click
-
-
-class HeatFailure(str, Enum):
-    """Why a liquid did not get warm, besides the motion's own failures (skills.FailureCode)."""
-
-    DOOR_OPEN = "door_open"          # the appliance did not start: its door is open
-    NOT_HEATED = "not_heated"        # it ran, but the container was not where it heats
-    NOT_A_HEATER = "not_a_heater"    # the named heater warms nothing in the physics world
 
 
 @dataclass(frozen=True)
@@ -81,9 +73,9 @@ def _heat_liquid(sk: Skills, liquid: str, container: str, heater: str) -> SkillR
     w = sk.world
     for name in (container, heater):
         if name not in w.things:
-            return sk._fail(FailureCode.UNKNOWN, f"the physics world has no {name!r}")
+            return sk._fail(Cause.UNKNOWN, f"the physics world has no {name!r}")
     if w.liquids.get(container, {}).get(liquid, 0.0) <= 0:
-        return sk._fail(FailureCode.NOT_FOUND, f"{container} holds no {liquid}")
+        return sk._fail(Cause.NOT_FOUND, f"{container} holds no {liquid}")
     appliance = _appliance(sk, heater)
     if isinstance(appliance, SkillResult):
         return appliance
@@ -93,7 +85,7 @@ def _heat_liquid(sk: Skills, liquid: str, container: str, heater: str) -> SkillR
         return press
     if model.heats == "inside" and w.things[appliance].joint and not w.is_closed(appliance):
         thing = w.things[appliance]
-        return sk._fail(HeatFailure.DOOR_OPEN, f"{appliance}'s door is open ({w.qpos(thing.joint):.2f} of "
+        return sk._fail(Cause.DOOR_OPEN, f"{appliance}'s door is open ({w.qpos(thing.joint):.2f} of "
                         f"{thing.joint_open:.2f} rad): a {thing.class_name} does not run with its door open, so "
                         f"{liquid} stayed at {w.temperature(liquid):.0f} °C", **press.details)
     return _run(sk, liquid, container, appliance, model, press.details)
@@ -106,12 +98,12 @@ def _appliance(sk: Skills, heater: str) -> str | SkillResult:
     if thing.kind == ThingKind.FURNITURE and thing.class_name in HEATERS:
         return heater
     if thing.kind != ThingKind.OBJECT:
-        return sk._fail(HeatFailure.NOT_A_HEATER, f"{heater} ({thing.class_name}) warms nothing in the physics "
+        return sk._fail(Cause.NOT_A_HEATER, f"{heater} ({thing.class_name}) warms nothing in the physics "
                         f"world: only a {', a '.join(sorted(HEATERS))} does")
     for name, other in w.things.items():
         if other.kind == ThingKind.FURNITURE and other.class_name in HEATERS and _heated_at(sk, heater, name):
             return name
-    return sk._fail(HeatFailure.NOT_HEATED, f"{heater} ({thing.class_name}) does not warm by itself: only on a "
+    return sk._fail(Cause.NOT_HEATED, f"{heater} ({thing.class_name}) does not warm by itself: only on a "
                     f"stove or in a microwave or oven, and {_where(sk, heater)}")
 
 
@@ -175,7 +167,7 @@ def _run(sk: Skills, liquid: str, container: str, appliance: str, model: HeaterM
         why = f"{container} was not {how} {appliance} ({_where(sk, container)})"
     else:
         why = f"{container} was heated for {heated:.0f} of the {ran:.0f} s"
-    return sk._fail(HeatFailure.NOT_HEATED, f"{liquid} is at {end_c:.0f} °C after {appliance} ran {ran:.0f} s: "
+    return sk._fail(Cause.NOT_HEATED, f"{liquid} is at {end_c:.0f} °C after {appliance} ran {ran:.0f} s: "
                     f"{why}{stopped}", **details)
 
 
@@ -189,10 +181,10 @@ def _press(sk: Skills, appliance: str) -> SkillResult:
     w = sk.world
     site, joint = f"{appliance}/button", f"{appliance}/button"
     if not w.has_site(site):
-        return sk._fail(FailureCode.NOT_FOUND, f"{appliance} has no button to start it")
+        return sk._fail(Cause.NOT_FOUND, f"{appliance} has no button to start it")
     free = [s for s in ("r", "l") if sk.held[s] is None]
     if not free:
-        return sk._fail(FailureCode.HAND_FULL, f"both hands are full; none is free to press {appliance}'s button")
+        return sk._fail(Cause.HAND_FULL, f"both hands are full; none is free to press {appliance}'s button")
     face, rot, _ = w.site(site)
     normal = rot[:, 1]                       # the button's face looks out along its local +y
     heading = atan2(-normal[1], -normal[0])  # the robot faces the button
@@ -230,11 +222,11 @@ def _press(sk: Skills, appliance: str) -> SkillResult:
         if choice:
             break
     if choice is None:
-        return sk._fail(FailureCode.UNREACHABLE, f"cannot press {appliance}'s button ({face[2]:.2f} m high): "
+        return sk._fail(Cause.UNREACHABLE, f"cannot press {appliance}'s button ({face[2]:.2f} m high): "
                         f"{why_not}")
     side, path = choice
     if not sk._tuck().ok or not sk.control.drive(path).ok:
-        return sk._fail(FailureCode.BLOCKED, f"the base stopped short of the place to press {appliance}'s button")
+        return sk._fail(Cause.BLOCKED, f"the base stopped short of the place to press {appliance}'s button")
     # The IK again from where the base stopped.
     base = w.base_pose()
     rot_w = w.rotation_to_base(horizontal_rotation(heading), base)
@@ -243,7 +235,7 @@ def _press(sk: Skills, appliance: str) -> SkillResult:
     for out in (-tip - PRESS_PRE, -tip + PRESS_PAST):
         r = sk._solve(side, w.to_base_frame(face - out * normal, base), rot_w, seed)
         if not r.success:
-            return sk._fail(FailureCode.UNREACHABLE, f"{appliance}'s button is out of reach from where the base "
+            return sk._fail(Cause.UNREACHABLE, f"{appliance}'s button is out of reach from where the base "
                             "stopped")
         poses.append(r.joints)
         seed = {**seed, **r.joints}
@@ -264,6 +256,6 @@ def _press(sk: Skills, appliance: str) -> SkillResult:
         return sk._blocked(out, f"reaching for {appliance}'s button")
     if travel < PRESSED * BUTTON_TRAVEL:
         what = f" (the hand touches {', '.join(touched)})" if touched else ""
-        return sk._fail(FailureCode.BLOCKED, f"{appliance}'s button went in {travel * 1000:.0f} mm of "
+        return sk._fail(Cause.BLOCKED, f"{appliance}'s button went in {travel * 1000:.0f} mm of "
                         f"{BUTTON_TRAVEL * 1000:.0f}: the fingers did not press it{what}", travel=travel)
     return sk._ok(side=side, travel=travel)

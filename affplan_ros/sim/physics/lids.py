@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from affplan_ros.core.model.failure import Cause
 from affplan_ros.sim.physics.bodies import object_geometry
 from affplan_ros.sim.physics.robot import arm_joints
-from affplan_ros.sim.physics.skills import FailureCode, SkillResult, Skills
+from affplan_ros.sim.physics.skills import SkillResult, Skills
 from affplan_ros.sim.physics.world import ThingKind
 
 TURN = 1.4            # rad the wrist turns the cap (a bit less than half a turn)
@@ -32,21 +33,21 @@ def _turn_lid(sk: Skills, container: str, opening: bool) -> SkillResult:
     w = sk.world
     thing = w.things.get(container)
     if thing is None or thing.kind != ThingKind.OBJECT or thing.props.articulation != "lid":
-        return sk._fail(FailureCode.NOT_ARTICULATED, f"{container} has no lid to turn")
+        return sk._fail(Cause.NOT_ARTICULATED, f"{container} has no lid to turn")
     if (container in w.closed_lids) != opening:
         return sk._ok(note=f"{container}'s lid is already {'off' if opening else 'on'}")
     if sk.holding(container):
-        return sk._fail(FailureCode.HAND_FULL, f"the robot holds {container}: put it down to turn its lid")
+        return sk._fail(Cause.HAND_FULL, f"the robot holds {container}: put it down to turn its lid")
     free = [s for s in ("r", "l") if sk.held[s] is None]
     if not free:
-        return sk._fail(FailureCode.HAND_FULL, "both hands are full")
+        return sk._fail(Cause.HAND_FULL, "both hands are full")
     width, finger_yaw, target = sk.top_down_grasp(container)
     if width > w.spec.max_aperture - 0.01:
-        return sk._fail(FailureCode.TOO_LARGE, f"{container}'s top is {width * 100:.0f} cm across; the gripper "
+        return sk._fail(Cause.TOO_LARGE, f"{container}'s top is {width * 100:.0f} cm across; the gripper "
                         f"opens {w.spec.max_aperture * 100:.0f} cm")
     rot = w.rotation(container)
     if rot[2, 2] < 0.9:
-        return sk._fail(FailureCode.BLOCKED, f"{container} is not standing upright")
+        return sk._fail(Cause.BLOCKED, f"{container} is not standing upright")
     top = w.position(container)[2] + float(np.abs(rot[2, :]) @ np.array(object_geometry(thing.props).half))
     target = np.array([target[0], target[1], top - CAP_DEPTH])
     base = w.base_pose()
@@ -59,7 +60,7 @@ def _turn_lid(sk: Skills, container: str, opening: bool) -> SkillResult:
             break
     if plan is None or side is None:
         dist = float(np.hypot(*w.to_base_frame(target)[:2]))
-        return sk._fail(FailureCode.UNREACHABLE, f"no arm reaches the top of {container} at {dist:.2f} m from the "
+        return sk._fail(Cause.UNREACHABLE, f"no arm reaches the top of {container} at {dist:.2f} m from the "
                         "base centre (IK finds no solution within the joint limits)", distance=dist)
     pre, at, _ = plan
     start = w.position(container).copy()
@@ -86,10 +87,10 @@ def _turn_lid(sk: Skills, container: str, opening: bool) -> SkillResult:
     sk._tuck()
     w.step(w.steps(0.3))
     if not held:
-        return sk._fail(FailureCode.SLIPPED, f"the fingers did not keep hold of {container}'s cap through the turn")
+        return sk._fail(Cause.SLIPPED, f"the fingers did not keep hold of {container}'s cap through the turn")
     moved = float(np.hypot(*(w.position(container) - start)[:2]))
     if w.rotation(container)[2, 2] < 0.9 or moved > DRAGGED:
-        return sk._fail(FailureCode.BLOCKED, f"turning the cap moved {container} ({moved * 100:.0f} cm"
+        return sk._fail(Cause.BLOCKED, f"turning the cap moved {container} ({moved * 100:.0f} cm"
                         f"{', knocked over' if w.rotation(container)[2, 2] < 0.9 else ''})")
     if opening:
         w.closed_lids.discard(container)

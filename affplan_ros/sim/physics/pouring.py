@@ -21,8 +21,9 @@ from typing import Optional
 import mujoco
 import numpy as np
 
+from affplan_ros.core.model.failure import Cause
 from affplan_ros.sim.physics.bodies import object_geometry
-from affplan_ros.sim.physics.skills import FailureCode, SkillResult, Skills
+from affplan_ros.sim.physics.skills import SkillResult, Skills
 from affplan_ros.sim.physics.world import ThingKind
 
 ABOVE_RIM = 0.04                 # m between the target's rim and the source's mouth, held upright above it
@@ -66,23 +67,23 @@ def _pour(sk: Skills, source: str, content: str, target: str, liquid: bool) -> S
     w = sk.world
     side = sk.holding(source)
     if side is None:
-        return sk._fail(FailureCode.NOT_HELD, f"the robot does not hold {source}")
+        return sk._fail(Cause.NOT_HELD, f"the robot does not hold {source}")
     goal = w.things.get(target)
     if goal is None or goal.kind not in (ThingKind.OBJECT, ThingKind.FURNITURE) or not w.has_site(goal.inner_site):
-        return sk._fail(FailureCode.UNKNOWN, f"{target!r} is not a container in the physics world")
+        return sk._fail(Cause.UNKNOWN, f"{target!r} is not a container in the physics world")
     for name in (source, target):
         if name in w.closed_lids:
-            return sk._fail(FailureCode.CONTAINER_CLOSED, f"{name}'s lid is on")
+            return sk._fail(Cause.CONTAINER_CLOSED, f"{name}'s lid is on")
     closed = sk._enclosing_closed(target)
     if closed:
-        return sk._fail(FailureCode.CONTAINER_CLOSED, f"{target} is inside {closed}, which is closed")
+        return sk._fail(Cause.CONTAINER_CLOSED, f"{target} is inside {closed}, which is closed")
     if liquid and w.liquids.get(source, {}).get(content, 0.0) <= 0.0:
-        return sk._fail(FailureCode.NOT_FOUND, f"there is no {content} in {source}")
+        return sk._fail(Cause.NOT_FOUND, f"there is no {content} in {source}")
     if not liquid and not sk.inside(content, source):
-        return sk._fail(FailureCode.NOT_FOUND, f"{content} is not in {source}")
+        return sk._fail(Cause.NOT_FOUND, f"{content} is not in {source}")
     plan = _tilt_plan(sk, side, source, target)
     if plan is None:
-        return sk._fail(FailureCode.UNREACHABLE, f"no arm pose holds {source}'s mouth over {target} (IK finds "
+        return sk._fail(Cause.UNREACHABLE, f"no arm pose holds {source}'s mouth over {target} (IK finds "
                         "no solution for the upright or the tilted pose)")
     carry = sk.control.joints()
     above = _above(sk, side, plan.upright, source, target)
@@ -108,12 +109,12 @@ def _pour(sk: Skills, source: str, content: str, target: str, liquid: bool) -> S
     w.step(w.steps(0.3))
     if len(w.touching_geoms(source, sk._pads(side))) < 2:
         sk.held[side] = None
-        return sk._fail(FailureCode.SLIPPED, f"{source} slipped out of the hand while pouring")
+        return sk._fail(Cause.SLIPPED, f"{source} slipped out of the hand while pouring")
     if liquid and not over:
-        return sk._fail(FailureCode.SLIPPED, f"{content} was spilled: {source}'s mouth was not over {target}'s "
+        return sk._fail(Cause.SLIPPED, f"{content} was spilled: {source}'s mouth was not over {target}'s "
                         "opening when it tilted")
     if not liquid and not sk.inside(content, target):
-        return sk._fail(FailureCode.SLIPPED, f"{content} did not land in {target} (it is at "
+        return sk._fail(Cause.SLIPPED, f"{content} did not land in {target} (it is at "
                         f"{', '.join(sorted(x or 'the floor' for x in w.contacts(content))) or 'nothing'})")
     return sk._ok(side=side)
 

@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from enum import Enum
 from math import asin, atan2, cos, hypot, pi, sin
 from typing import Callable, Mapping, Optional, Sequence, TypeVar
 
 import mujoco
 import numpy as np
 
+from affplan_ros.core.model.failure import Cause
 from affplan_ros.sim.physics import two_hands
 from affplan_ros.sim.physics.arm_paths import MAX_CHECKS, ArmPathPlanner
 from affplan_ros.sim.physics.bodies import handle_parts, object_geometry, round_well, vertical_half
@@ -132,25 +132,11 @@ TIGHT = 0.0075           # m of room beside each open finger under which a grasp
 LEANS = (0.35, 0.6)      # rad a hand pointing down may lean forward to reach further (wrist pitch allows ~0.8)
 
 
-class FailureCode(str, Enum):
-    UNREACHABLE = "unreachable"
-    BLOCKED = "blocked"
-    SLIPPED = "slipped"
-    NO_FREE_SPACE = "no_free_space"
-    CONTAINER_CLOSED = "container_closed"
-    TOO_LARGE = "too_large"
-    NOT_HELD = "not_held"
-    HAND_FULL = "hand_full"
-    UNKNOWN = "unknown_object"
-    NOT_ARTICULATED = "not_articulated"
-    NOT_FOUND = "not_found"
-
-
 @dataclass
 class SkillResult:
     skill: str
     success: bool
-    code: Optional[FailureCode] = None
+    code: Optional[Cause] = None
     reason: str = ""
     sim_seconds: float = 0.0
     wall_seconds: float = 0.0
@@ -183,7 +169,7 @@ class Skills:
         return result
 
     @staticmethod
-    def _fail(code: FailureCode, reason: str, **details) -> SkillResult:
+    def _fail(code: Cause, reason: str, **details) -> SkillResult:
         return SkillResult("", False, code, reason, details=details)
 
     @staticmethod
@@ -206,7 +192,7 @@ class Skills:
     def _navigate(self, location: str, near: Optional[str], point: Optional[np.ndarray] = None,
                   goal: Optional[BasePose] = None) -> SkillResult:
         if location not in self.world.things or self.world.things[location].placement is None:
-            return self._fail(FailureCode.UNKNOWN, f"{location!r} is not a place in the physics world")
+            return self._fail(Cause.UNKNOWN, f"{location!r} is not a place in the physics world")
         place = self.world.things[location].placement
         assert place is not None
         lateral = 0.0
@@ -229,7 +215,7 @@ class Skills:
 
         tuck = self._tuck()
         if not tuck.ok:
-            return self._fail(FailureCode.BLOCKED, f"could not tuck the arms before driving: {tuck.joint} is held "
+            return self._fail(Cause.BLOCKED, f"could not tuck the arms before driving: {tuck.joint} is held "
                               f"{tuck.error:.2f} from its target")
         start = self.world.base_pose()
         # What is carried, and the hand carrying it, may stick out past the tucked hands (a knife
@@ -255,11 +241,11 @@ class Skills:
         if path is None:
             hit = segment_clear(self.world, (goal.x, goal.y), (goal.x, goal.y), radius)
             where = f"{hit} is too close to the place to stand" if hit else "every way there is blocked"
-            return self._fail(FailureCode.BLOCKED, f"no collision-free path to {location}: {where}")
+            return self._fail(Cause.BLOCKED, f"no collision-free path to {location}: {where}")
         outcome = self.control.drive(path)
         if not outcome.ok:
             pose = self.world.base_pose()
-            return self._fail(FailureCode.BLOCKED, f"the base stopped {outcome.error:.2f} m/rad short of its goal at "
+            return self._fail(Cause.BLOCKED, f"the base stopped {outcome.error:.2f} m/rad short of its goal at "
                               f"({pose.x:.2f}, {pose.y:.2f}); something is in the way")
         return self._ok(pose=self.world.base_pose())
 
@@ -578,22 +564,22 @@ class Skills:
         w = self.world
         thing = w.things.get(obj)
         if thing is None or thing.kind != ThingKind.OBJECT:
-            return self._fail(FailureCode.UNKNOWN, f"{obj!r} is not a carryable object in the physics world")
+            return self._fail(Cause.UNKNOWN, f"{obj!r} is not a carryable object in the physics world")
         if self.holding(obj):
             return self._ok(side=self.holding(obj), note="already held")
         if source is not None and not self._is_at(obj, source):
-            return self._fail(FailureCode.NOT_FOUND, f"{obj} is not on or in {source} (it touches "
+            return self._fail(Cause.NOT_FOUND, f"{obj} is not on or in {source} (it touches "
                               f"{', '.join(sorted(x or 'the floor' for x in w.contacts(obj))) or 'nothing'})")
         closed = self._enclosing_closed(obj)
         if closed:
-            return self._fail(FailureCode.CONTAINER_CLOSED, f"{obj} is inside {closed}, which is closed")
+            return self._fail(Cause.CONTAINER_CLOSED, f"{obj} is inside {closed}, which is closed")
         free = [s for s in ARM_SIDES if self.held[s] is None]
         if side is not None:
             if self.held[side] is not None:
-                return self._fail(FailureCode.HAND_FULL, f"the {side} hand holds {self.held[side]}")
+                return self._fail(Cause.HAND_FULL, f"the {side} hand holds {self.held[side]}")
             free = [side]
         if not free:
-            return self._fail(FailureCode.HAND_FULL, "both hands are full")
+            return self._fail(Cause.HAND_FULL, "both hands are full")
         candidates = self.grasp_candidates(obj)
         if self._tight(candidates[0][0]) and not self.control.at_rest():
             # Planned from where the base stands: a drive ends within 1 cm of its goal, and a base
@@ -607,7 +593,7 @@ class Skills:
         if two_hands.needs_two_hands(self, obj, width):
             return two_hands.grasp(self, obj, along)     # a salad: between both hands
         if width > w.spec.max_aperture - 0.01:
-            return self._fail(FailureCode.TOO_LARGE, f"{obj} is {width * 100:.0f} cm across its narrowest side; the "
+            return self._fail(Cause.TOO_LARGE, f"{obj} is {width * 100:.0f} cm across its narrowest side; the "
                               f"gripper opens {w.spec.max_aperture * 100:.0f} cm")
         # The first candidate an arm reaches, the arm on the grasp point's side of the robot first;
         # a tall object's top may be too high for the full approach and lift: then a short one.
@@ -625,7 +611,7 @@ class Skills:
             why = f"where IK finds a pose, the forearm or the palm would pass through {self._forearm_blocker}" \
                 if self._forearm_blocker else \
                 "IK finds no solution within the joint limits"
-            return self._fail(FailureCode.UNREACHABLE, f"no arm reaches a top-down grasp of {obj} at "
+            return self._fail(Cause.UNREACHABLE, f"no arm reaches a top-down grasp of {obj} at "
                               f"{dist:.2f} m from the base centre, {target[2]:.2f} m high ({why})", distance=dist)
         # Fingers that closed on nothing (a palm stopped on a bowl's rim above a screw) are felt
         # at once, and the robot tries the next other way to take it, as long as it lies where
@@ -663,7 +649,7 @@ class Skills:
         if len(touching) < 2:
             self.control.set_gripper(side, w.spec.max_aperture, 0.3)
             self.control.follow([pre])
-            return self._fail(FailureCode.SLIPPED, f"the fingers closed to {aperture * 100:.1f} cm without holding "
+            return self._fail(Cause.SLIPPED, f"the fingers closed to {aperture * 100:.1f} cm without holding "
                               f"{obj} ({len(touching)} of 2 fingers touch it)", missed=True)
         hand0 = w.site(f"{side}_tcp")[0][2]
         out = self.control.follow(self._straight(side, at, lifted), speed_scale=0.5)
@@ -674,7 +660,7 @@ class Skills:
         hand = w.site(f"{side}_tcp")[0][2] - hand0
         touching = w.touching_geoms(obj, pads)
         if len(touching) < 2 or hand < 0.5 * SHORT_APPROACH or risen < 0.8 * hand:
-            return self._fail(FailureCode.SLIPPED, f"{obj} did not rise with the hand (rose {risen * 100:.1f} cm as "
+            return self._fail(Cause.SLIPPED, f"{obj} did not rise with the hand (rose {risen * 100:.1f} cm as "
                               f"the hand rose {hand * 100:.1f}; {len(touching)} of 2 fingers touch it)", risen=risen)
         self.held[side] = obj
         return self._ok(side=side, risen=risen, aperture=self.control.aperture(side))
@@ -822,7 +808,7 @@ class Skills:
         thing = w.things.get(obj)
         free = [s for s in ARM_SIDES if self.held[s] is None]
         if thing is None or thing.kind != ThingKind.OBJECT or thing.body_id < 0 or not free:
-            return self._fail(FailureCode.UNKNOWN, f"{obj!r} cannot start in a hand")
+            return self._fail(Cause.UNKNOWN, f"{obj!r} cannot start in a hand")
         side = free[0]
         self.control.set_gripper(side, w.spec.max_aperture, 0.3)
         carry = self._carry_pose(side)
@@ -844,7 +830,7 @@ class Skills:
         self.control.set_gripper(side, 0.0, 0.6)
         w.step(w.steps(0.3))
         if len(w.touching_geoms(obj, self._pads(side))) < 2:
-            return self._fail(FailureCode.SLIPPED, f"{obj} did not stay between the fingers")
+            return self._fail(Cause.SLIPPED, f"{obj} did not stay between the fingers")
         self.held[side] = obj
         return self._ok(side=side)
 
@@ -1059,7 +1045,7 @@ class Skills:
         return [m.geom(f"{side}_pad_a").id, m.geom(f"{side}_pad_b").id]
 
     def _blocked(self, out, doing: str) -> SkillResult:
-        return self._fail(FailureCode.BLOCKED, f"{doing}: {out.joint} stopped {out.error:.2f} from its target "
+        return self._fail(Cause.BLOCKED, f"{doing}: {out.joint} stopped {out.error:.2f} from its target "
                           "(a collision held the arm)", joint=out.joint)
 
     def _enclosing_closed(self, obj: str) -> Optional[str]:
@@ -1113,22 +1099,22 @@ class Skills:
         w = self.world
         side = self.holding(obj)
         if side is None:
-            return self._fail(FailureCode.NOT_HELD, f"the robot does not hold {obj}")
+            return self._fail(Cause.NOT_HELD, f"the robot does not hold {obj}")
         thing = w.things.get(container)
         if thing is None or thing.kind not in (ThingKind.FURNITURE, ThingKind.OBJECT):
-            return self._fail(FailureCode.UNKNOWN, f"{container!r} is not in the physics world")
+            return self._fail(Cause.UNKNOWN, f"{container!r} is not in the physics world")
         site = thing.inner_site
         if not w.has_site(site):
-            return self._fail(FailureCode.NO_FREE_SPACE, f"{container} has no inner space to put things in")
+            return self._fail(Cause.NO_FREE_SPACE, f"{container} has no inner space to put things in")
         if thing.joint and not w.is_open(container, OPENED):
-            return self._fail(FailureCode.CONTAINER_CLOSED, f"{container} is closed (its "
+            return self._fail(Cause.CONTAINER_CLOSED, f"{container} is closed (its "
                               f"{'door' if thing.joint.endswith('/hinge') else 'drawer'} is at "
                               f"{w.qpos(thing.joint):.2f} of {thing.joint_open:.2f})")
         if container in w.closed_lids:
-            return self._fail(FailureCode.CONTAINER_CLOSED, f"{container}'s lid is on")
+            return self._fail(Cause.CONTAINER_CLOSED, f"{container}'s lid is on")
         enclosing = self._enclosing_closed(container) if thing.kind == ThingKind.OBJECT else None
         if enclosing:
-            return self._fail(FailureCode.CONTAINER_CLOSED, f"{container} is inside {enclosing}, which is closed")
+            return self._fail(Cause.CONTAINER_CLOSED, f"{container} is inside {enclosing}, which is closed")
         # The footprint as the hand holds the object (the hand only turns it by half turns) against
         # the opening: what does not fit would rest on the rim, not inside. Into a carryable
         # container (a bowl) it may go leaning, sticking out, as the planner's ``fits`` has it
@@ -1139,20 +1125,20 @@ class Skills:
         fits = props.fits_into(thing.props) if thing.kind == ThingKind.OBJECT else \
             foot[0] <= size[0] + 0.005 and foot[1] <= size[1] + 0.005
         if not fits:
-            return self._fail(FailureCode.TOO_LARGE, f"{obj} ({2 * foot[0] * 100:.0f} x {2 * foot[1] * 100:.0f} cm as "
+            return self._fail(Cause.TOO_LARGE, f"{obj} ({2 * foot[0] * 100:.0f} x {2 * foot[1] * 100:.0f} cm as "
                               f"held) does not fit the {2 * size[0] * 100:.0f} x {2 * size[1] * 100:.0f} cm inside "
                               f"of {container}", footprint=foot)
         # A hand level round a book's edge cannot go down inside past the wall: it lets go over the rim.
         result = self._place(obj, container, "inner", along) \
             if two_hands.both_hands(self, obj) or not held_by_edge(self, side) else \
-            self._fail(FailureCode.UNREACHABLE, "held by its edge")
-        if result.code in (FailureCode.UNREACHABLE, FailureCode.NO_FREE_SPACE) and thing.kind == ThingKind.OBJECT:
+            self._fail(Cause.UNREACHABLE, "held by its edge")
+        if result.code in (Cause.UNREACHABLE, Cause.NO_FREE_SPACE) and thing.kind == ThingKind.OBJECT:
             # The floor of a deep bin is out of reach, or a bowl's floor is taken (a tomato in
             # it): let it drop in from over the rim, as a person throws something away or adds
             # an apple to a fruit bowl; where it lands is the physics' business.
             result = self._drop_into(obj, container, along)
         if result.success and not self.inside(obj, container):
-            return self._fail(FailureCode.SLIPPED, f"{obj} came to rest on {container} but not inside it")
+            return self._fail(Cause.SLIPPED, f"{obj} came to rest on {container} but not inside it")
         return result
 
     def _drop_into(self, obj: str, container: str, along: Optional[str] = None) -> SkillResult:
@@ -1161,7 +1147,7 @@ class Skills:
         w = self.world
         side = self.holding(obj)
         if side is None:
-            return self._fail(FailureCode.NOT_HELD, f"the robot does not hold {obj}")
+            return self._fail(Cause.NOT_HELD, f"the robot does not hold {obj}")
         if two_hands.both_hands(self, obj):
             return two_hands.put(self, obj, container, "inner", along, drop=True)
         centre, _, _ = w.site(w.things[container].inner_site)
@@ -1180,7 +1166,7 @@ class Skills:
         if plan is None and along is not None and self._navigate(along, container).success:
             plan = plan_drop()
         if plan is None:
-            return self._fail(FailureCode.UNREACHABLE, f"neither {container}'s floor nor a point over its rim is "
+            return self._fail(Cause.UNREACHABLE, f"neither {container}'s floor nor a point over its rim is "
                               "within the arm's reach from where the base stands")
         pre, at, after = plan
         out = self.move_arm(side, pre)
@@ -1211,17 +1197,17 @@ class Skills:
         w = self.world
         side = self.holding(obj)
         if side is None:
-            return self._fail(FailureCode.NOT_HELD, f"the robot does not hold {obj}")
+            return self._fail(Cause.NOT_HELD, f"the robot does not hold {obj}")
         if support not in w.things:
-            return self._fail(FailureCode.UNKNOWN, f"{support!r} is not in the physics world")
+            return self._fail(Cause.UNKNOWN, f"{support!r} is not in the physics world")
         site = f"{support}/{surface}"
         if not w.has_site(site):
-            return self._fail(FailureCode.NO_FREE_SPACE, f"{support} has no {surface} surface to put things on")
+            return self._fail(Cause.NO_FREE_SPACE, f"{support} has no {surface} surface to put things on")
         if two_hands.both_hands(self, obj):
             return two_hands.put(self, obj, support, surface, along)
         if len(w.touching_geoms(obj, self._pads(side))) < 2:
             self.held[side] = None
-            return self._fail(FailureCode.SLIPPED, f"{obj} is no longer between the fingers (dropped on the way)")
+            return self._fail(Cause.SLIPPED, f"{obj} is no longer between the fingers (dropped on the way)")
         centre, rot, size = w.site(site)
         geo = object_geometry(w.things[obj].props)
 
@@ -1229,7 +1215,7 @@ class Skills:
             return self._free_spots(support, site, obj, geo.half, w.base_pose(), side, limit=limit)
 
         if not free_spots():
-            return self._fail(FailureCode.NO_FREE_SPACE, f"no free spot on {support} for {obj} "
+            return self._fail(Cause.NO_FREE_SPACE, f"no free spot on {support} for {obj} "
                               f"({2 * geo.half[0] * 100:.0f} x {2 * geo.half[1] * 100:.0f} cm)")
         yaw_now, held_width = self._tcp_yaw(side), self.control.aperture(side)
         plans: dict[tuple[float, ...], Optional[tuple[dict, dict, dict]]] = {}
@@ -1272,7 +1258,7 @@ class Skills:
         if plan is None:
             plan, tries = self.reach_a_spot(free_spots, plan_at, side, along)
         if plan is None:
-            return self._fail(FailureCode.UNREACHABLE, f"{len(free_spots())} free spot(s) on {support}, none within "
+            return self._fail(Cause.UNREACHABLE, f"{len(free_spots())} free spot(s) on {support}, none within "
                               f"the arm's reach from where the base stands ({tries} other standing place(s) tried)")
         pre, at, after = plan
         out = self.move_arm(side, pre)
@@ -1290,7 +1276,7 @@ class Skills:
         self._tuck()
         w.step(w.steps(0.5))
         if not w.resting_on(obj, support):
-            return self._fail(FailureCode.SLIPPED, f"{obj} does not rest on {support} after release (touches "
+            return self._fail(Cause.SLIPPED, f"{obj} does not rest on {support} after release (touches "
                               f"{', '.join(sorted(x or 'the floor' for x in w.contacts(obj))) or 'nothing'})")
         return self._ok(side=side, position=w.position(obj), lean=lean)
 
@@ -1451,12 +1437,12 @@ class Skills:
         verb = "open" if opening else "close"
         thing = w.things.get(furniture)
         if thing is None or not thing.joint:
-            return self._fail(FailureCode.NOT_ARTICULATED, f"{furniture!r} has no door or drawer to {verb}")
+            return self._fail(Cause.NOT_ARTICULATED, f"{furniture!r} has no door or drawer to {verb}")
         if (opening and w.is_open(furniture, OPENED)) or (not opening and w.is_closed(furniture)):
             return self._ok(note=f"already {'open' if opening else 'closed'}", joint=w.qpos(thing.joint))
         free = [s for s in ("r", "l") if self.held[s] is None]
         if not free:
-            return self._fail(FailureCode.HAND_FULL, f"both hands are full; none is free to {verb} {furniture}")
+            return self._fail(Cause.HAND_FULL, f"both hands are full; none is free to {verb} {furniture}")
         door = thing.joint.endswith("/hinge")
         jid = w.model.joint(thing.joint).id
         goal = min(DOOR_TARGET, thing.joint_open) if (opening and door) else (thing.joint_open if opening else 0.0)
@@ -1504,13 +1490,13 @@ class Skills:
             choice = (candidate, path, sweep, at, pre, site, normal, heading)
             break
         if choice is None:
-            return self._fail(FailureCode.BLOCKED, f"cannot {verb} {furniture}: {why_not}", stand=False)
+            return self._fail(Cause.BLOCKED, f"cannot {verb} {furniture}: {why_not}", stand=False)
         if plan_only:
             return self._ok(stand=True, handle=choice[5])
         side, path, sweep, at, pre, site, normal, heading = choice
         tuck = self._tuck()
         if not tuck.ok or not self.control.drive(path).ok:
-            return self._fail(FailureCode.BLOCKED, f"the base stopped short of the handle of {furniture}")
+            return self._fail(Cause.BLOCKED, f"the base stopped short of the handle of {furniture}")
 
         # 2. Grasp the handle, the IK redone from where the base actually stopped.
         handle, _, _ = w.site(site)
@@ -1521,7 +1507,7 @@ class Skills:
         pre = self._solve(side, w.to_base_frame(handle + HANDLE_PRE * normal * np.array([1, 1, 0]), base), rot_w,
                           {**seed, **pre.joints})
         if not (at.success and pre.success):
-            return self._fail(FailureCode.UNREACHABLE, f"the handle of {furniture} is out of reach from where the "
+            return self._fail(Cause.UNREACHABLE, f"the handle of {furniture} is out of reach from where the "
                               "base stopped")
         self.control.set_gripper(side, w.spec.max_aperture, 0.3)
         out = self.move_arm(side, pre.joints)
@@ -1534,7 +1520,7 @@ class Skills:
         pads = self._pads(side)
         if not self._pads_on(pads, handle_geom):
             self._let_go(side, pre.joints)
-            return self._fail(FailureCode.SLIPPED, f"the fingers closed without holding the handle of {furniture}")
+            return self._fail(Cause.SLIPPED, f"the fingers closed without holding the handle of {furniture}")
 
         # 3. Move the base along the joint's path, the arm still: the hand drags the handle.
         self._drive_slowly(sweep)
@@ -1550,7 +1536,7 @@ class Skills:
             ok = abs(final - to) < PART_WAY_TOLERANCE
         if not ok:
             why = "the hand slipped off the handle" if not held else "the joint did not follow the hand"
-            return self._fail(FailureCode.SLIPPED if not held else FailureCode.BLOCKED,
+            return self._fail(Cause.SLIPPED if not held else Cause.BLOCKED,
                               f"{furniture} is at {final:.2f} of {thing.joint_open:.2f} after trying to {verb} it: "
                               f"{why}", joint=final, reached=reached)
         return self._ok(side=side, joint=final)

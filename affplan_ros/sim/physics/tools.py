@@ -17,9 +17,10 @@ from typing import Optional
 
 import numpy as np
 
+from affplan_ros.core.model.failure import Cause
 from affplan_ros.sim.physics.bodies import object_geometry, vertical_half
 from affplan_ros.sim.physics.grasps import arm_in_the_way
-from affplan_ros.sim.physics.skills import LEANS, FailureCode, SkillResult, Skills
+from affplan_ros.sim.physics.skills import LEANS, SkillResult, Skills
 from affplan_ros.sim.physics.world import ThingKind
 
 ABOVE = 0.06        # m above the target the tool starts a cut / a stroke from
@@ -51,12 +52,12 @@ def _chop(sk: Skills, knife: str, target: str, support: str) -> SkillResult:
     w = sk.world
     side = sk.holding(knife)
     if side is None:
-        return sk._fail(FailureCode.NOT_HELD, f"the robot does not hold {knife}")
+        return sk._fail(Cause.NOT_HELD, f"the robot does not hold {knife}")
     thing = w.things.get(target)
     if thing is None or thing.kind != ThingKind.OBJECT or thing.body_id < 0:
-        return sk._fail(FailureCode.UNKNOWN, f"{target!r} is not an object in the physics world")
+        return sk._fail(Cause.UNKNOWN, f"{target!r} is not an object in the physics world")
     if not w.resting_on(target, support):
-        return sk._fail(FailureCode.NOT_FOUND, f"{target} does not lie on {support}")
+        return sk._fail(Cause.NOT_FOUND, f"{target} does not lie on {support}")
     top = _top(sk, target)
     above, cut = top + np.array([0, 0, ABOVE]), top - np.array([0, 0, CUT_DEPTH])
     # The blade may lean as long as its lowest point stays above the board under the target.
@@ -64,7 +65,7 @@ def _chop(sk: Skills, knife: str, target: str, support: str) -> SkillResult:
     plan = _tool_poses(sk, side, knife, [above, cut], anywhere_along=True, ignore=(target, support),
                        room_below=max(0.01, cut[2] - board - 0.01))
     if plan is None:
-        return sk._fail(FailureCode.UNREACHABLE, f"no arm pose brings {knife} down onto {target} (IK)")
+        return sk._fail(Cause.UNREACHABLE, f"no arm pose brings {knife} down onto {target} (IK)")
     carry = sk.control.joints()
     out = sk.move_arm(side, plan[0])
     if not out.ok:
@@ -78,11 +79,11 @@ def _chop(sk: Skills, knife: str, target: str, support: str) -> SkillResult:
     sk.control.follow([carry])
     if len(w.touching_geoms(knife, sk._pads(side))) < 2:
         sk.held[side] = None
-        return sk._fail(FailureCode.SLIPPED, f"{knife} slipped out of the hand while cutting")
+        return sk._fail(Cause.SLIPPED, f"{knife} slipped out of the hand while cutting")
     if not touched:
-        return sk._fail(FailureCode.SLIPPED, f"{knife} never touched {target}")
+        return sk._fail(Cause.SLIPPED, f"{knife} never touched {target}")
     if not w.resting_on(target, support, max_speed=0.2):
-        return sk._fail(FailureCode.SLIPPED, f"{target} was pushed off {support} by the cut")
+        return sk._fail(Cause.SLIPPED, f"{target} was pushed off {support} by the cut")
     w.chopped.add(target)
     return sk._ok(side=side)
 
@@ -91,10 +92,10 @@ def _wipe(sk: Skills, tool: str, surface: str, along: Optional[str]) -> SkillRes
     w = sk.world
     side = sk.holding(tool)
     if side is None:
-        return sk._fail(FailureCode.NOT_HELD, f"the robot does not hold {tool}")
+        return sk._fail(Cause.NOT_HELD, f"the robot does not hold {tool}")
     thing = w.things.get(surface)
     if thing is None or not w.has_site(thing.top_site):
-        return sk._fail(FailureCode.UNKNOWN, f"{surface!r} has no surface to wipe in the physics world")
+        return sk._fail(Cause.UNKNOWN, f"{surface!r} has no surface to wipe in the physics world")
     half = object_geometry(w.things[tool].props).half
     # A free patch as wide as the strokes (nothing standing there to sweep off), nearest where
     # the holding arm works best; from elsewhere along the place if none is within reach here.
@@ -112,7 +113,7 @@ def _wipe(sk: Skills, tool: str, surface: str, along: Optional[str]) -> SkillRes
         return _tool_poses(sk, side, tool, points, centre=True, flat=True, level_only=level_only[0])
 
     if not free_patches():
-        return sk._fail(FailureCode.NO_FREE_SPACE, f"no free patch of {surface} to wipe")
+        return sk._fail(Cause.NO_FREE_SPACE, f"no free patch of {surface} to wipe")
     # With the tool's face level, from here or from elsewhere along the place; only where that
     # is nowhere, leaning with the hand (one edge on the surface: the physics shows the strokes).
     level_only = [True]
@@ -122,7 +123,7 @@ def _wipe(sk: Skills, tool: str, surface: str, along: Optional[str]) -> SkillRes
         plan, more = sk.reach_a_spot(free_patches, strokes_at, side, along, tries_per_place=10)
         tries += more
     if plan is None:
-        return sk._fail(FailureCode.UNREACHABLE, f"no arm pose presses {tool} onto {surface} (IK; {tries} other "
+        return sk._fail(Cause.UNREACHABLE, f"no arm pose presses {tool} onto {surface} (IK; {tries} other "
                         "standing place(s) tried)")
     lift, left, right = plan
     carry = sk.control.joints()
@@ -142,11 +143,11 @@ def _wipe(sk: Skills, tool: str, surface: str, along: Optional[str]) -> SkillRes
     sk.control.follow([carry])
     if len(w.touching_geoms(tool, sk._pads(side))) < 2:
         sk.held[side] = None
-        return sk._fail(FailureCode.SLIPPED, f"{tool} slipped out of the hand while wiping")
+        return sk._fail(Cause.SLIPPED, f"{tool} slipped out of the hand while wiping")
     if strokes < 2:
-        return sk._fail(FailureCode.SLIPPED, f"{tool} touched {surface} in {strokes} of {STROKES} strokes")
+        return sk._fail(Cause.SLIPPED, f"{tool} touched {surface} in {strokes} of {STROKES} strokes")
     if tool not in w.wet:
-        return sk._fail(FailureCode.SLIPPED, f"{tool} is dry: it wiped {surface} without cleaning it")
+        return sk._fail(Cause.SLIPPED, f"{tool} is dry: it wiped {surface} without cleaning it")
     w.cleaned.add(surface)
     return sk._ok(side=side, strokes=strokes)
 

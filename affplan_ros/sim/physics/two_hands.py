@@ -262,17 +262,17 @@ def _stand_and_grasp(sk: "Skills", obj: str, along: str) -> Optional[tuple[list[
 def grasp(sk: "Skills", obj: str, along: Optional[str] = None) -> "SkillResult":
     """Take ``obj`` between both hands (module doc); ``along``: the place the robot stands at,
     where it may stand elsewhere to reach it."""
-    from affplan_ros.sim.physics.skills import FailureCode
+    from affplan_ros.core.model.failure import Cause
     w = sk.world
     busy = [f"the {s} hand holds {sk.held[s]}" for s in ARM_SIDES if sk.held[s] is not None]
     if busy:
-        return sk._fail(FailureCode.HAND_FULL, f"{obj} is {2 * half_width(sk, obj) * 100:.0f} cm across, wider "
+        return sk._fail(Cause.HAND_FULL, f"{obj} is {2 * half_width(sk, obj) * 100:.0f} cm across, wider "
                         f"than the gripper: it takes both hands, and {' and '.join(busy)}")
     found = _clear_grasp(sk, obj) or (_stand_and_grasp(sk, obj, along) if along else None)
     if found is None:
         centre = w.position(obj)
         local = w.to_base_frame(centre)
-        return sk._fail(FailureCode.UNREACHABLE, f"no pose of both arms, clear of what stands about, holds {obj} "
+        return sk._fail(Cause.UNREACHABLE, f"no pose of both arms, clear of what stands about, holds {obj} "
                         f"between the hands at {np.hypot(local[0], local[1]):.2f} m from the base centre, "
                         f"{centre[2]:.2f} m high")
     legs = found[1]
@@ -280,19 +280,19 @@ def grasp(sk: "Skills", obj: str, along: Optional[str] = None) -> "SkillResult":
         sk.control.set_gripper(side, 0.0, 0.2)
     if not _reach_first(sk, legs[0][0]) or not _follow(sk, legs[1]):
         sk._tuck()
-        return sk._fail(FailureCode.BLOCKED, f"the hands did not get either side of {obj} (something held an arm)")
+        return sk._fail(Cause.BLOCKED, f"the hands did not get either side of {obj} (something held an arm)")
     z0 = w.position(obj)[2]
     _follow(sk, legs[2], 0.2)      # (pressing: the servos stop short of their targets by design)
     if touching_hands(sk, obj) < 2:
         _release(sk)
-        return sk._fail(FailureCode.SLIPPED, f"the hands closed in on {obj} without both touching it")
+        return sk._fail(Cause.SLIPPED, f"the hands closed in on {obj} without both touching it")
     hand0 = w.site("r_tcp")[0][2]
     _follow(sk, legs[3], 0.3)
     w.step(w.steps(0.3))
     risen, hand = w.position(obj)[2] - z0, w.site("r_tcp")[0][2] - hand0
     if touching_hands(sk, obj) < 2 or hand < 0.5 * LIFT or risen < 0.8 * hand:
         _release(sk)
-        return sk._fail(FailureCode.SLIPPED, f"{obj} did not rise between the hands (rose {risen * 100:.1f} cm "
+        return sk._fail(Cause.SLIPPED, f"{obj} did not rise between the hands (rose {risen * 100:.1f} cm "
                         f"as the hands rose {hand * 100:.1f})", risen=risen)
     sk.held.update({side: obj for side in ARM_SIDES})
     _follow(sk, legs[4], 0.4)
@@ -410,25 +410,25 @@ def put(sk: "Skills", obj: str, support: str, surface: str, along: Optional[str]
     """Set what both hands hold down on a free spot of ``support``'s ``surface`` (``drop``: let
     it fall from just over the rim of a bowl), then let go by moving the hands apart; ``along``:
     the place the base may move along to reach a free spot."""
-    from affplan_ros.sim.physics.skills import FailureCode
+    from affplan_ros.core.model.failure import Cause
     w = sk.world
     site = f"{support}/{surface}"
     if touching_hands(sk, obj) < 2:
         sk.held.update({side: None for side in ARM_SIDES})
-        return sk._fail(FailureCode.SLIPPED, f"{obj} is no longer between the hands (dropped on the way)")
+        return sk._fail(Cause.SLIPPED, f"{obj} is no longer between the hands (dropped on the way)")
     legs, tries = sk.reach_a_spot(lambda limit=30: _put_spots(sk, obj, site, drop, limit),
                                   lambda spot: _put_plan(sk, obj, spot), None, along, tries_per_place=12)
     if legs is None:
-        return sk._fail(FailureCode.UNREACHABLE, f"no free spot on {support} where both hands reach to set {obj} "
+        return sk._fail(Cause.UNREACHABLE, f"no free spot on {support} where both hands reach to set {obj} "
                         f"down ({tries} other standing place(s) tried)")
     if not _follow(sk, legs[1]) or not _follow(sk, legs[2], 0.2):
-        return sk._fail(FailureCode.BLOCKED, f"carrying {obj} over {support}: something held an arm")
+        return sk._fail(Cause.BLOCKED, f"carrying {obj} over {support}: something held an arm")
     sk.held.update({side: None for side in ARM_SIDES})
     _follow(sk, legs[3], 0.3)
     _follow(sk, legs[4], 0.4)
     sk._tuck()
     w.step(w.steps(1.0 if drop else 0.5))
     if not drop and not w.resting_on(obj, support):
-        return sk._fail(FailureCode.SLIPPED, f"{obj} does not rest on {support} after the hands let go "
+        return sk._fail(Cause.SLIPPED, f"{obj} does not rest on {support} after the hands let go "
                         f"(touches {', '.join(sorted(x or 'the floor' for x in w.contacts(obj))) or 'nothing'})")
     return sk._ok(side="r", sides=ARM_SIDES, two_hands=True, position=w.position(obj), dropped=drop)

@@ -7,9 +7,9 @@ import mujoco  # noqa: F401 - required (requirements/physics.txt): a broken inst
 import numpy as np
 
 from affplan_ros.core.files.scene_io import load_scene
-from affplan_ros.core.model.failure import FailureCode
+from affplan_ros.core.model.failure import Cause, FailureCode
 from affplan_ros.core.planning.planner import PlanStep
-from affplan_ros.core.recovery.feedback import observed_facts, parse_detail
+from affplan_ros.core.recovery.feedback import observed_facts
 from affplan_ros.sim.physics.executor import PhysicsExecutor
 from affplan_ros.sim.physics.faults import FaultKind, FaultyExecutor
 
@@ -80,4 +80,4 @@ def test_a_grip_that_gives_way_on_the_drive_leaves_the_cup_behind():
     # The failure says what the robot saw: the cup is not in its hand (for the memory), and why.
     seen = {(f.predicate, f.args, f.negated) for f in observed_facts(run.failure)}
     assert ("inhand", ("cup0", "robot0"), True) in seen
-    assert parse_detail(run.failure.detail).text == "slipped"
+    assert run.failure.cause == Cause.SLIPPED

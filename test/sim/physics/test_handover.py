@@ -10,11 +10,12 @@ import numpy as np
 from affplan_ros.core.files.scene_io import load_scene, parse_scene_text
 from affplan_ros.core.goals.extraction import parse_goal
 from affplan_ros.core.goals.formula import to_dnf
+from affplan_ros.core.model.failure import Cause
 from affplan_ros.core.planning.planner import plan_for_goal
 from affplan_ros.sim.physics import handover as handover_module
 from affplan_ros.sim.physics.executor import PhysicsExecutor
 from affplan_ros.sim.physics.handover import handover, receive_object
-from affplan_ros.sim.physics.skills import FailureCode, Skills
+from affplan_ros.sim.physics.skills import Skills
 from affplan_ros.sim.physics.world import build_world
 
 KITCHEN = Path(__file__).resolve().parents[3] / "config" / "scenarios" / "kitchen.txt"
@@ -38,17 +39,17 @@ def test_nothing_held_and_a_person_too_far_away_fail_with_their_causes(monkeypat
     world = build_world(load_scene(KITCHEN))
     sk = Skills(world)
     empty = handover(sk, "cup0", "human0")
-    assert not empty.success and empty.code == FailureCode.NOT_HELD
+    assert not empty.success and empty.code == Cause.NOT_HELD
     assert sk.grasp("cup0").success
     # Still at the counter, the person 0.74 m off to the side (an arm turned sideways reaches
     # them in this small kitchen): nearer than a person can be for this test's robot.
     monkeypatch.setattr(handover_module, "ROBOT_REACH", 0.5)
     far = handover(sk, "cup0", "human0")
-    assert not far.success and far.code == FailureCode.UNREACHABLE and "human0" in far.reason
+    assert not far.success and far.code == Cause.UNREACHABLE and "human0" in far.reason
     assert far.details["distance"] > 0.6
     assert sk.holding("cup0") == "r" and not world.grips     # nothing was let go
     unknown = handover(sk, "cup0", "table0")
-    assert not unknown.success and unknown.code == FailureCode.UNKNOWN
+    assert not unknown.success and unknown.code == Cause.UNKNOWN
 
 
 def test_a_plate_held_by_its_rim_is_offered_with_the_hand_turned_and_the_person_takes_it():
@@ -89,7 +90,7 @@ def test_a_dropped_object_is_reported_as_slipped_not_out_of_reach():
     sk.control.set_gripper(side, world.spec.max_aperture, 0.5)     # it falls out of the open hand
     world.step(world.steps(1.0))
     result = handover(sk, "cup0", "human0")
-    assert not result.success and result.code == FailureCode.SLIPPED and "dropped" in result.reason
+    assert not result.success and result.code == Cause.SLIPPED and "dropped" in result.reason
     assert sk.holding("cup0") is None and not world.grips
 
 
@@ -146,16 +147,16 @@ def test_receiving_what_the_person_does_not_hold_from_too_far_or_with_full_hands
     ex = _person_holds("cup")
     sk, world = ex.skills, ex.world
     not_held = receive_object(sk, "sponge0", "human0")
-    assert not not_held.success and not_held.code == FailureCode.NOT_HELD
+    assert not not_held.success and not_held.code == Cause.NOT_HELD
     assert sk.navigate("refrigerator0").success          # 1.2 m from the person, facing the fridge
     far = receive_object(sk, "cup0", "human0")
-    assert not far.success and far.code == FailureCode.UNREACHABLE and "human0" in far.reason
+    assert not far.success and far.code == Cause.UNREACHABLE and "human0" in far.reason
     assert far.details["distance"] > 1.0
     assert world.grips == {"cup0": "human0"} and world.position("cup0")[2] > 0.9   # the person still has it
     assert sk.navigate("human0").success
     assert sk.start_holding("sponge0").success and sk.start_holding("apple0").success
     full = receive_object(sk, "cup0", "human0")
-    assert not full.success and full.code == FailureCode.HAND_FULL and world.grips == {"cup0": "human0"}
+    assert not full.success and full.code == Cause.HAND_FULL and world.grips == {"cup0": "human0"}
 
 
 def test_a_planned_receive_then_place_puts_the_persons_cup_on_the_table():
@@ -192,7 +193,7 @@ def test_two_handovers_fill_both_hands_a_third_is_refused_and_either_hand_gives_
     # Both hands full: a third thing is not offered, the robot keeps it.
     assert sk.start_holding("apple0").success
     third = handover(sk, "apple0", "human0")
-    assert not third.success and third.code == FailureCode.HAND_FULL and "hands are full" in third.reason
+    assert not third.success and third.code == Cause.HAND_FULL and "hands are full" in third.reason
     assert sk.holding("apple0") is not None and set(world.grips) == {"cup0", "sponge0"}
     # The robot takes the sponge back from the second hand; the cup stays in the first.
     back = receive_object(sk, "sponge0", "human0")
@@ -250,5 +251,5 @@ def test_with_both_hands_full_a_hand_takes_a_second_can_beside_its_first_but_not
     # Two cans in each hand: a fifth is not taken, the robot keeps it.
     assert sk.start_holding("sprite0").success
     fifth = handover(sk, "sprite0", "human0")
-    assert not fifth.success and fifth.code == FailureCode.HAND_FULL and "14 cm" in fifth.reason
+    assert not fifth.success and fifth.code == Cause.HAND_FULL and "14 cm" in fifth.reason
     assert sk.holding("sprite0") is not None and "sprite0" not in world.grips

@@ -6,9 +6,10 @@ from pathlib import Path
 import mujoco  # noqa: F401 - required (requirements/physics.txt): a broken install fails here, never skips
 
 from affplan_ros.core.files.scene_io import parse_scene_text
+from affplan_ros.core.model.failure import Cause
 from affplan_ros.sim.physics.lids import turn_lid
 from affplan_ros.sim.physics.relations import Anchors, read_relations
-from affplan_ros.sim.physics.skills import FailureCode, Skills
+from affplan_ros.sim.physics.skills import Skills
 from affplan_ros.sim.physics.world import build_world
 
 KITCHEN = Path(__file__).resolve().parents[3] / "config" / "scenarios" / "kitchen.txt"
@@ -43,6 +44,6 @@ def test_a_held_bottle_and_a_cup_without_a_lid_are_refused():
     _, w, sk = kitchen_with_a_closed_bottle()
     assert sk.navigate("counter0", near="bottle0").success and sk.grasp("bottle0").success
     held = turn_lid(sk, "bottle0", True)
-    assert not held.success and held.code == FailureCode.HAND_FULL and "bottle0" in w.closed_lids
+    assert not held.success and held.code == Cause.HAND_FULL and "bottle0" in w.closed_lids
     cup = turn_lid(sk, "cup0", True)
-    assert not cup.success and cup.code == FailureCode.NOT_ARTICULATED
+    assert not cup.success and cup.code == Cause.NOT_ARTICULATED

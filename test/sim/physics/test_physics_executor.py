@@ -9,9 +9,8 @@ import pytest
 from affplan_ros.core.files.scene_io import load_scene
 from affplan_ros.core.goals.extraction import parse_goal
 from affplan_ros.core.goals.formula import to_dnf
-from affplan_ros.core.model.failure import FailureCode
+from affplan_ros.core.model.failure import Cause, FailureCode
 from affplan_ros.core.planning.planner import PlanStep, plan_for_goal
-from affplan_ros.core.recovery.feedback import parse_detail
 from affplan_ros.sim.physics.executor import PhysicsExecutor
 
 KITCHEN = Path(__file__).resolve().parents[3] / "config" / "scenarios" / "kitchen.txt"
@@ -70,7 +69,7 @@ def test_a_grasp_out_of_reach_fails_physically_and_the_mirror_does_not_move(scen
                               "take_out robot0 banana0 bowl0 table0"))
     assert not result.success and result.steps_done == 2
     f = result.failure
-    assert f.code == FailureCode.PHYSICAL and parse_detail(f.detail).text == "unreachable"
+    assert f.code == FailureCode.PHYSICAL and f.cause == Cause.UNREACHABLE
     assert "m from the base centre" in f.why and "move closer" in f.suggestion
     # The banana did not move; the cup is back on the counter.
     assert banana and {a for a in ex.relations() if "banana0" in a} == banana
@@ -83,7 +82,7 @@ def test_take_out_of_a_closed_fridge_fails_as_container_closed(scene):
                               "take_out robot0 apple0 refrigerator0 refrigerator0"))
     assert not result.success and result.steps_done == 1
     assert result.failure.code == FailureCode.PHYSICAL
-    assert parse_detail(result.failure.detail).text == "container_closed"
+    assert result.failure.cause == Cause.CONTAINER_CLOSED
     assert "refrigerator0" in result.failure.why
     assert ex.location_of_robot() == "refrigerator0"
     assert ("in", "apple0", "refrigerator0") in ex.relations()
@@ -96,7 +95,7 @@ def test_steps_without_a_motion_or_by_a_person_fail(scene):
     assert "no motion for juggle" in result.failure.what and result.failure.detail == "no_motion"
     # heat_liquid has a motion (heating.py); a counter heats nothing, as the physics world says.
     result = ex.execute(steps("heat_liquid robot0 water0 bucket0 counter0 counter0"))
-    assert not result.success and result.failure.detail.split(" | ")[-1] == "not_a_heater"
+    assert not result.success and result.failure.cause == Cause.NOT_A_HEATER
     assert "counter0" in result.failure.why
     result = ex.execute(steps("grasp human0 plate0 table0 table0"))
     assert not result.success and "human0" in result.failure.what
@@ -122,7 +121,7 @@ def test_putin_needs_an_open_container_and_room_inside(scene):
     ex = PhysicsExecutor(scene)
     result = ex.execute(steps("grasp robot0 cup0 counter0 counter0", "move robot0 counter0 refrigerator0",
                               "putin robot0 cup0 refrigerator0 refrigerator0"))
-    assert not result.success and parse_detail(result.failure.detail).text == "container_closed"
+    assert not result.success and result.failure.cause == Cause.CONTAINER_CLOSED
     result = ex.execute(steps("open robot0 refrigerator0 refrigerator0",
                               "putin robot0 cup0 refrigerator0 refrigerator0"))
     assert result.success, result.message

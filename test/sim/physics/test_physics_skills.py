@@ -8,9 +8,10 @@ import numpy as np
 import pytest
 
 from affplan_ros.core.files.scene_io import load_scene, parse_scene_text
+from affplan_ros.core.model.failure import Cause
 from affplan_ros.sim.physics.navigation import segment_clear
 from affplan_ros.sim.physics.robot import TORSO_JOINT
-from affplan_ros.sim.physics.skills import CLEARANCE, STAND_ASIDE, FailureCode, Skills
+from affplan_ros.sim.physics.skills import CLEARANCE, STAND_ASIDE, Skills
 from affplan_ros.sim.physics.world import build_world
 
 KITCHEN = Path(__file__).resolve().parents[3] / "config" / "scenarios" / "kitchen.txt"
@@ -97,7 +98,7 @@ def test_grasp_of_an_object_out_of_reach_fails_as_unreachable():
     w = sk.world
     before = w.position("banana0")
     result = sk.grasp("banana0")      # the robot stands at the counter; the banana is on the table
-    assert not result.success and result.code == FailureCode.UNREACHABLE
+    assert not result.success and result.code == Cause.UNREACHABLE
     assert "reach" in result.reason
     assert all(held is None for held in sk.held.values())
     assert ((w.position("banana0") - before) ** 2).sum() ** 0.5 < 0.01
@@ -107,7 +108,7 @@ def test_grasp_in_a_closed_fridge_fails_as_container_closed():
     sk = kitchen()
     assert sk.navigate("refrigerator0", near="apple0").success
     result = sk.grasp("apple0")
-    assert not result.success and result.code == FailureCode.CONTAINER_CLOSED
+    assert not result.success and result.code == Cause.CONTAINER_CLOSED
     assert "refrigerator0" in result.reason
 
 
@@ -157,7 +158,7 @@ END-LOCATIONS
     assert sk.grasp("cup0").success
     assert sk.navigate("stool0").success
     result = sk.place("cup0", "stool0")     # a 35 x 35 cm stool with a 35 x 25 cm board on it
-    assert not result.success and result.code == FailureCode.NO_FREE_SPACE
+    assert not result.success and result.code == Cause.NO_FREE_SPACE
     assert sk.held[next(s for s, h in sk.held.items() if h)] == "cup0"
 
 
@@ -208,7 +209,7 @@ END-LOCATIONS
 """
     sk = Skills(build_world(parse_scene_text(scene)))
     w = sk.world
-    assert sk.grasp("spoon0").code == FailureCode.CONTAINER_CLOSED
+    assert sk.grasp("spoon0").code == Cause.CONTAINER_CLOSED
     before = w.position("spoon0")
     opened = sk.open("drawer0")
     assert opened.success, opened.reason
@@ -226,7 +227,7 @@ END-LOCATIONS
 def test_grasp_from_the_wrong_place_fails_as_not_found():
     sk = kitchen()
     result = sk.grasp("cup0", "table0")
-    assert not result.success and result.code == FailureCode.NOT_FOUND
+    assert not result.success and result.code == Cause.NOT_FOUND
     assert "counter0" in result.reason
 
 
@@ -245,7 +246,7 @@ def test_a_place_out_of_reach_from_here_moves_along_the_counter_to_a_free_spot()
         start = sk.world.base_pose()
         results.append((sk.place("cup0", "counter0", along), sk, start))
     stay, moved = results
-    assert not stay[0].success and stay[0].code == FailureCode.UNREACHABLE
+    assert not stay[0].success and stay[0].code == Cause.UNREACHABLE
     assert "0 other standing place(s) tried" in stay[0].reason
     result, sk, start = moved
     assert result.success, result.reason

@@ -7,9 +7,10 @@ import mujoco  # noqa: F401 - required (requirements/physics.txt): a broken inst
 import numpy as np
 
 from affplan_ros.core.files.scene_io import parse_scene_text
+from affplan_ros.core.model.failure import Cause
 from affplan_ros.sim.physics import pouring
 from affplan_ros.sim.physics.pouring import fill
-from affplan_ros.sim.physics.skills import FailureCode, Skills
+from affplan_ros.sim.physics.skills import Skills
 from affplan_ros.sim.physics.world import build_world
 
 KITCHEN = Path(__file__).resolve().parents[3] / "config" / "scenarios" / "kitchen.txt"
@@ -45,17 +46,17 @@ def test_water_moves_into_the_cup_only_by_tilting_the_bottle_over_it():
 def test_a_closed_bottle_an_empty_one_and_one_not_held_pour_nothing():
     closed = kitchen_with_water_in_a_bottle(lid=True)
     out = fill(closed, "bottle0", "water0", "cup0")
-    assert not out.success and out.code == FailureCode.CONTAINER_CLOSED and "cup0" not in closed.world.liquids
+    assert not out.success and out.code == Cause.CONTAINER_CLOSED and "cup0" not in closed.world.liquids
     empty = kitchen_with_water_in_a_bottle()
     assert not fill(empty, "bottle0", "milk0", "cup0").success
-    assert fill(empty, "cup0", "water0", "bottle0").code == FailureCode.NOT_HELD
+    assert fill(empty, "cup0", "water0", "bottle0").code == Cause.NOT_HELD
 
 
 def test_a_target_with_its_lid_on_takes_nothing_and_the_water_stays_in_the_bottle():
     sk = kitchen_with_water_in_a_bottle(closed_carton=True)
     litres = sk.world.liquids["bottle0"]["water0"]
     out = fill(sk, "bottle0", "water0", "milk_cartoon0")
-    assert not out.success and out.code == FailureCode.CONTAINER_CLOSED and "milk_cartoon0" in out.reason
+    assert not out.success and out.code == Cause.CONTAINER_CLOSED and "milk_cartoon0" in out.reason
     assert sk.world.liquids["bottle0"] == {"water0": litres} and "milk_cartoon0" not in sk.world.liquids
 
 
@@ -80,7 +81,7 @@ def test_tilting_where_the_cup_was_believed_to_be_spills_the_water(monkeypatch):
 
     monkeypatch.setattr(pouring, "_tilt_plan", stale_plan)
     out = fill(sk, "bottle0", "water0", "cup0")
-    assert not out.success and out.code == FailureCode.SLIPPED and "spilled" in out.reason
+    assert not out.success and out.code == Cause.SLIPPED and "spilled" in out.reason
     assert not w.liquids["bottle0"] and not w.liquids.get("cup0")
     assert sk.holding("bottle0")                # it was the aim, not the grip, that failed
 

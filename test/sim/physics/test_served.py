@@ -7,8 +7,8 @@ import mujoco  # noqa: F401 - required (requirements/physics.txt): a broken inst
 
 from affplan_ros.core.files.scene_io import load_scene
 from affplan_ros.core.goals.formula import Literal
-from affplan_ros.core.model.failure import FailureCode
-from affplan_ros.core.recovery.feedback import observed_facts, parse_detail
+from affplan_ros.core.model.failure import Cause, FailureCode
+from affplan_ros.core.recovery.feedback import observed_facts
 from affplan_ros.sim.physics.executor import PhysicsExecutor
 from affplan_ros.sim.physics.served import PhysicsSkillWorld
 
@@ -31,7 +31,7 @@ def test_skill_goals_run_as_motions_and_a_reset_builds_the_world_again():
     far = world.execute([("take_out", "robot0", ("banana0", "bowl0", "table0"))])
     assert not far.success and far.failure.code == FailureCode.PHYSICAL
     # The detail: the physical cause, after what the robot saw of the banana (not in its hand).
-    assert parse_detail(far.failure.detail).text == "unreachable"
+    assert far.failure.cause == Cause.UNREACHABLE
     assert Literal("inhand", ("banana0", "robot0"), negated=True) in observed_facts(far.failure)
     assert "m from the base centre" in far.failure.why
     before = world.executor

@@ -6,8 +6,8 @@ import mujoco  # noqa: F401 - required (requirements/physics.txt): a broken inst
 from test_grasps import table_scene
 
 from affplan_ros.core.files.scene_io import parse_scene_text
+from affplan_ros.core.model.failure import Cause
 from affplan_ros.sim.physics.relations import Anchors, read_relations
-from affplan_ros.sim.physics.skills import FailureCode
 from affplan_ros.sim.physics.two_hands import both_hands, touching_hands
 
 SALAD_ON_TABLE = """OBJECTS
@@ -52,5 +52,5 @@ def test_with_a_hand_full_a_salad_is_not_taken():
     assert sk.navigate("table0", near="apple0").success
     assert sk.grasp("apple0", "table0").success
     result = sk.grasp("salad0", "table0")
-    assert not result.success and result.code == FailureCode.HAND_FULL
+    assert not result.success and result.code == Cause.HAND_FULL
     assert "both hands" in result.reason and "apple0" in result.reason
