@@ -99,7 +99,8 @@ else
   sed -i "s#/opt/python/cp311-cp311/include/python3.11#$py_include#g; s#/opt/python/cp311-cp311/lib/python3.11/site-packages#$py_purelib#g" "${bad[@]}"
 fi
 
-# 5. Generate and build our msg/srv/action interfaces into the venv.
+# 5. Generate and build our msg/srv/action interfaces into the venv, and the robot's standard
+#    ones no wheel provides (third_party/ros_interfaces: control_msgs, nav2_msgs, tf2_msgs).
 #    Libraries go to .venv/lib (the ROS wheels' bootstrap puts it on LD_LIBRARY_PATH);
 #    the generated Python goes to its own folder, joined to our source package by a .pth file
 #    and affplan_ros/__init__.py (pkgutil.extend_path). A build is kept in the machine's cache
@@ -107,11 +108,14 @@ fi
 #    ROS 2 wheels that generate it, the interpreter): another checkout of the same interfaces
 #    copies it in a second instead of building for 2 minutes, and a changed input builds anew.
 next
-fp=$(cd "$ROOT" && { cat CMakeLists.txt package.xml msg/* srv/* action/* requirements/lock.txt; "$PY" --version; } \
+fp=$(cd "$ROOT" && { cat CMakeLists.txt package.xml msg/* srv/* action/* requirements/lock.txt;
+                     find third_party/ros_interfaces -type f | LC_ALL=C sort | xargs cat; "$PY" --version; } \
      | sha256sum | cut -c1-16)
+STANDARD=$(cd "$ROOT/third_party/ros_interfaces" && ls -d */ | tr -d /)
 CACHE="${AFFPLAN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/affplan_ros}"
 built="$CACHE/interfaces/$fp"
-if fresh interfaces "$fp" && [ -f "$VENV/lib/libaffplan_ros__rosidl_typesupport_c.so" ]; then
+if fresh interfaces "$fp" && [ -f "$VENV/lib/libaffplan_ros__rosidl_typesupport_c.so" ] \
+   && [ -f "$VENV/lib/libtf2_msgs__rosidl_typesupport_c.so" ]; then
   say "interfaces up to date"
 else
   if [ -f "$built/complete" ]; then
@@ -119,7 +123,7 @@ else
     cp -a "$built/install/." "$VENV/"
   else
     n=$(ls "$ROOT"/msg/*.msg "$ROOT"/srv/*.srv "$ROOT"/action/*.action | wc -l)
-    say "building $n interfaces (msg/srv/action) with rosidl, about 2 minutes"
+    say "building $n interfaces (msg/srv/action) and $(echo $STANDARD | tr ' ' ',') with rosidl, about 3 minutes"
     export CMAKE_PREFIX_PATH="$VENV" AMENT_PREFIX_PATH="$VENV"
     export PATH="$VENV/bin:$PATH"
     rm -rf "$ROOT/build/interfaces"
@@ -135,12 +139,26 @@ else
       echo "error: building the interfaces failed; full log: $log" >&2
       exit 1
     fi
+    # A sourced ROS 2 install (PYTHONPATH, a robot's own packages) is found before these.
+    for pkg in $STANDARD; do
+      if ! { cmake -S "$ROOT/third_party/ros_interfaces/$pkg" -B "$ROOT/build/interfaces_$pkg" -DBUILD_TESTING=OFF \
+               -DCMAKE_INSTALL_PREFIX="$VENV" -DPYTHON_INSTALL_DIR=lib/affplan_ros_interfaces \
+               -DPython3_EXECUTABLE="$PY" \
+             && cmake --build "$ROOT/build/interfaces_$pkg" -j "$(nproc)" \
+             && cmake --install "$ROOT/build/interfaces_$pkg"; } >>"$log" 2>&1; then
+        tail -30 "$log" >&2
+        echo "error: building $pkg (third_party/ros_interfaces) failed; full log: $log" >&2
+        exit 1
+      fi
+    done
     # What the build installed into the venv, kept whole or not at all: a setup running beside
     # this one sees either no build or all of it.
     staging=$(mktemp -d "$CACHE/interfaces/building.XXXXXX")
     mkdir "$staging/install"
-    (cd "$VENV" && sed "s#^$VENV/##" "$ROOT/build/interfaces/install_manifest.txt" \
-       | tar -cf - -T - | tar -xf - -C "$staging/install")
+    # (awk 1: cmake's manifests end without a newline)
+    (cd "$VENV" && awk 1 "$ROOT/build/interfaces/install_manifest.txt" \
+       $(for pkg in $STANDARD; do echo "$ROOT/build/interfaces_$pkg/install_manifest.txt"; done) \
+       | sed "s#^$VENV/##" | tar -cf - -T - | tar -xf - -C "$staging/install")
     touch "$staging/complete"
     mv -T "$staging" "$built" 2>/dev/null || rm -rf "$staging"
   fi

@@ -114,5 +114,32 @@ class Received:
 ChildProcess = NodeProcess
 
 
+def send_skill(skill: str, ns: str, server: str = "", **fields):
+    """Send one goal to a skill action server (``<ns>/skills/<skill>`` unless ``server`` names
+    it) and return its result."""
+    from rclpy.action import ActionClient
+
+    from affplan_ros.interfaces import interface_types
+
+    action = interface_types("action")[skill]
+    with isolated_node("skill_client") as (node, executor):
+        client = ActionClient(node, action, f"{ns}/{server or 'skills/' + skill.lower()}")
+        assert client.wait_for_server(timeout_sec=20.0)
+        sent = client.send_goal_async(action.Goal(**fields))
+        assert spin_until(executor, sent.done, 10.0) and sent.result().accepted
+        result = sent.result().get_result_async()
+        assert spin_until(executor, result.done, 20.0)
+        return result.result().result
+
+
+def printed_calls(proc: NodeProcess, since: int, settle: float = 0.3) -> list[dict]:
+    """The JSON lines a fake driver process printed since line ``since`` (its output arrives
+    through a pipe, after the call it reports: ``settle`` seconds for the last ones)."""
+    import json
+
+    time.sleep(settle)
+    return [json.loads(line) for line in proc.output[since:] if line.startswith("{")]
+
+
 def python_script(path: Path, *args: str) -> list[str]:
     return [sys.executable, str(path), *args]

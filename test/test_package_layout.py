@@ -67,3 +67,23 @@ def test_rviz_layout_watches_topics_the_nodes_publish_with_their_qos():
         assert published.get(name) == "LATCHED_QOS", (name, published)
         assert topic["Durability Policy"] == "Transient Local"
     assert layout["Visualization Manager"]["Global Options"]["Fixed Frame"] == "map"
+
+
+def _imports(path: Path) -> set[str]:
+    """Every module ``path`` imports, at the top or inside a function."""
+    import ast
+
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module)
+    return found
+
+
+def test_the_robot_software_never_imports_the_simulated_world():
+    """robots/ runs on a real robot: the simulator (its world, its truth) is not there."""
+    offenders = {f"{path.relative_to(ROOT)}: {module}" for path in (ROOT / "affplan_ros" / "robots").rglob("*.py")
+                 for module in _imports(path) if module.startswith("affplan_ros.sim")}
+    assert not offenders

@@ -1,8 +1,12 @@
-"""Fake Nav2 and gripper controllers speaking their real ROS 2 actions (the stand-in nav2_msgs
-NavigateToPose and control_msgs GripperCommand of fake_interfaces/), for test_robot_skills.py.
+"""Fake Nav2 and gripper controllers speaking their real ROS 2 actions (nav2_msgs NavigateToPose and
+control_msgs GripperCommand, as make setup builds them), for test_robot_skills.py.
 
 Prints every goal it receives as a JSON line. Nav2 fails goals beyond x = 50 with Nav2's error
-fields; grippers report the commanded position as reached.
+fields. The grippers behave as ros2_controllers' parallel gripper controller does: opening
+reaches the goal; closing stops, stalled, at the width of what is between the fingers, taken in
+turn from the parameter ``grip_widths`` (one width per close, 0 or none left: nothing there, and
+the fingers close to the goal). ``--no-grippers``: Nav2 only (the grippers are someone else's,
+e.g. the simulated hardware's).
 """
 import json
 import sys
@@ -16,11 +20,18 @@ def main() -> int:
 
     from affplan_ros.nodes.base import run_node
 
+    grippers = "--no-grippers" not in sys.argv
+    if not grippers:
+        sys.argv.remove("--no-grippers")
+
     class FakeRobotDrivers(Node):
         def __init__(self):
             super().__init__("fake_robot_drivers")
+            self.declare_parameter("grip_widths", [0.0])
+            self.closes = 0
             ActionServer(self, NavigateToPose, "/navigate_to_pose", self.navigate)
-            for name in ("/gripper_left_controller/gripper_cmd", "/gripper_right_controller/gripper_cmd"):
+            hands = ("/gripper_left_controller/gripper_cmd", "/gripper_right_controller/gripper_cmd")
+            for name in hands if grippers else ():
                 ActionServer(self, GripperCommand, name, lambda h, name=name: self.grip(name, h))
 
         def navigate(self, handle):
@@ -39,6 +50,14 @@ def main() -> int:
         def grip(self, name, handle):
             c = handle.request.command
             print(json.dumps({"server": name, "position": c.position, "max_effort": c.max_effort}), flush=True)
+            widths = list(self.get_parameter("grip_widths").value)
+            width = 0.0
+            if c.position < 0.01:   # a close: what is between the fingers stops them
+                width = widths[self.closes] if self.closes < len(widths) else 0.0
+                self.closes += 1
+            if width > c.position:
+                handle.abort()      # stalled short of the goal (allow_stalling false)
+                return GripperCommand.Result(position=width, effort=c.max_effort, stalled=True, reached_goal=False)
             handle.succeed()
             return GripperCommand.Result(position=c.position, reached_goal=True)
 

@@ -3,12 +3,12 @@ protocol (fake_robot.py): the skill goals a plan produces become the right base,
 gripper motions, poses come from the robot config, and what the robot cannot do fails clearly."""
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from ros_support import printed_calls as calls
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -31,29 +31,10 @@ def robot():
     assert proc.stop() == 0, "".join(proc.output[-60:])
 
 
-def calls(proc, since: int, settle: float = 0.3) -> list[dict]:
-    """The driver calls the fake printed since ``since`` (its output arrives through a pipe)."""
-    import time
-
-    time.sleep(settle)
-    return [json.loads(line) for line in proc.output[since:] if line.startswith("{")]
-
-
 def send(skill: str, server: str = "", ns: str = NS, **fields):
-    from rclpy.action import ActionClient
-    from ros_support import isolated_node, spin_until
+    from ros_support import send_skill
 
-    from affplan_ros.interfaces import interface_types
-
-    action = interface_types("action")[skill]
-    with isolated_node("skill_client") as (node, executor):
-        client = ActionClient(node, action, f"{ns}/{server or 'skills/' + skill.lower()}")
-        assert client.wait_for_server(timeout_sec=20.0)
-        sent = client.send_goal_async(action.Goal(**fields))
-        assert spin_until(executor, sent.done, 10.0) and sent.result().accepted
-        result = sent.result().get_result_async()
-        assert spin_until(executor, result.done, 20.0)
-        return result.result().result
+    return send_skill(skill, ns, server, **fields)
 
 
 def test_navigate_uses_the_configured_pose(robot):
@@ -73,7 +54,7 @@ def test_grasp_place_and_handover_move_arm_and_gripper(robot):
     n = len(robot.output)
     assert send("Grasp", agent="robot0", object="cup0", support="table0", location="table0").success
     grasp = calls(robot, n)
-    assert [c["driver"] for c in grasp] == ["gripper", "arm", "arm", "gripper", "arm"]
+    assert [c["driver"] for c in grasp] == ["gripper", "arm", "arm", "gripper", "arm", "gripper"]  # feel after lift
     assert grasp[0]["hand"] == "left" and grasp[0]["position"] > 0 and grasp[3]["position"] == 0.0
     assert [c["z"] for c in grasp if c["driver"] == "arm"] == [0.92, 0.8, 0.92]    # approach, grasp, lift
     assert grasp[1]["group"] == "arm_left" and grasp[1]["link"] == "gripper_left_grasping_frame"
@@ -136,26 +117,30 @@ def test_every_capability_of_a_robot_config_has_a_motion(robot_config):
     assert missing == [], f"{robot_config}: no motion behind {missing}"
 
 
-def test_without_nav2_and_moveit_the_node_says_what_to_install():
+def test_without_moveit_the_node_says_what_to_install():
+    """nav2_msgs and control_msgs are built by make setup; MoveIt cannot be installed here."""
     done = subprocess.run([sys.executable, str(HERE.parent.parent / "scripts" / "nodes" / "robot_skills"),
                            "--ros-args", "--params-file", str(CONFIG)], capture_output=True, text=True, timeout=60)
     assert done.returncode == 2
-    assert "Nav2 is not installed (no nav2_msgs)" in done.stderr
+    assert "MoveIt is not installed (no moveit_py): install ros-$ROS_DISTRO-moveit-py" in done.stderr
 
 
-def test_nav2_and_gripper_drivers_speak_their_ros_actions(fake_robot_interfaces):
+def test_nav2_and_gripper_drivers_speak_their_ros_actions():
     """The real Nav2Navigator and GripperActions against servers of the same action types."""
     from affplan_ros.launcher import NodeProcess, params_file_for
     from affplan_ros.msg import FailureObservation
 
-    env = dict(fake_robot_interfaces)
-    servers = NodeProcess([sys.executable, str(HERE / "fake_nav2.py")], env=env, name="fake_nav2")
+    # What is between the fingers at each close: a cup held through its lift, then nothing (an empty
+    # grasp), then a cup that is gone when the gripper feels for it after the lift.
+    servers = NodeProcess([sys.executable, str(HERE / "fake_nav2.py"), "--ros-args",
+                           "-p", "grip_widths:=[0.07, 0.07, 0.0, 0.07, 0.0]"], name="fake_nav2")
     # A namespace of its own: the module's robot (fake drivers) is still up beside it.
-    poses = params_file_for(f"{NS_ROS_DRIVERS}/robot_skills", {"object_poses": ["cup0 1.2 1.0 0.8"]})
+    poses = params_file_for(f"{NS_ROS_DRIVERS}/robot_skills",
+                            {"object_poses": ["cup0 1.2 1.0 0.8", "table0 1.2 1.0 0.75"]})
     robot = NodeProcess([sys.executable, str(HERE / "fake_robot.py"), "--ros-drivers", "--ros-args",
                          "-r", "__node:=robot_skills", "-r", f"__ns:={NS_ROS_DRIVERS}", "--params-file", str(CONFIG),
                          "--params-file", poses],
-                        env=env, name="robot_skills_ros")
+                        name="robot_skills_ros")
     try:
         res = send("Navigate", agent="robot0", to_location="table0", ns=NS_ROS_DRIVERS)
         assert res.success, res.failure.why
@@ -167,8 +152,21 @@ def test_nav2_and_gripper_drivers_speak_their_ros_actions(fake_robot_interfaces)
         n = len(servers.output)
         assert send("Grasp", agent="robot0", object="cup0", support="table0", location="table0",
                     ns=NS_ROS_DRIVERS).success
-        assert [(c["server"], c["position"]) for c in calls(servers, n)] == [
-            ("/gripper_left_controller/gripper_cmd", 0.08), ("/gripper_left_controller/gripper_cmd", 0.0)]
+        left = "/gripper_left_controller/gripper_cmd"
+        assert [(c["server"], c["position"]) for c in calls(servers, n)] == [(left, 0.08), (left, 0.0), (left, 0.0)]
+        # The right hand closes on nothing: an empty grasp, said by the gripper's own result.
+        empty = send("Grasp", agent="robot0", object="cup0", support="table0", location="table0", ns=NS_ROS_DRIVERS)
+        assert not empty.success and empty.failure.cause == FailureObservation.CAUSE_EMPTY_GRASP
+        assert empty.failure.code == FailureObservation.CODE_PHYSICAL and empty.failure.recoverable
+        assert "closed on nothing" in empty.failure.why
+        # Held when closed, gone when felt for after the lift: it slipped, and the hand stays free.
+        slipped = send("Grasp", agent="robot0", object="cup0", support="table0", location="table0",
+                       ns=NS_ROS_DRIVERS)
+        assert not slipped.success and slipped.failure.cause == FailureObservation.CAUSE_SLIPPED
+        assert "slipped out of the right hand" in slipped.failure.why
+        full = send("Place", agent="robot0", object="cup0", target="table0", relation="on", location="table0",
+                    ns=NS_ROS_DRIVERS)
+        assert full.success, full.failure.why       # the left hand still holds the first cup
     finally:
         robot.stop()
         servers.stop()

@@ -1,0 +1,88 @@
+"""What the simulated robot's joints, links, frames and controllers are called on the ROS graph
+(config/hardware/<robot>.yaml), checked against the physics model it names."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+
+class HardwareNamesError(ValueError):
+    """The names file is malformed or names what the model lacks."""
+
+
+@dataclass(frozen=True)
+class GripperNames:
+    hand: str
+    joints: tuple[str, str]     # model joints of the two fingers
+    action: str                 # the GripperCommand action
+
+
+@dataclass(frozen=True)
+class CameraNames:
+    model_camera: str
+    link: str
+    optical_frame: str
+
+
+@dataclass(frozen=True)
+class HardwareNames:
+    joints: dict[str, str]          # model joint -> ROS joint
+    links: dict[str, str]           # model body -> ROS link
+    tool_frames: dict[str, str]     # model site -> ROS frame
+    grippers: tuple[GripperNames, ...]
+    camera: CameraNames
+    map_frame: str = "map"
+    odom_frame: str = "odom"
+    footprint_frame: str = "base_footprint"
+
+    @property
+    def base_link(self) -> str:
+        return self.links["base"]
+
+    @classmethod
+    def from_file(cls, path: Path) -> "HardwareNames":
+        try:
+            raw = yaml.safe_load(Path(path).read_text())
+        except (OSError, yaml.YAMLError) as exc:
+            raise HardwareNamesError(f"{path}: {exc}") from exc
+        try:
+            grippers = tuple(GripperNames(hand, tuple(spec["joints"]), spec["action"])
+                             for hand, spec in raw["grippers"].items())
+            if any(len(g.joints) != 2 for g in grippers):
+                raise HardwareNamesError(f"{path}: each gripper names its two finger joints")
+            cam, frames = raw["camera"], raw.get("frames", {})
+            names = cls(dict(raw["joints"]), dict(raw["links"]), dict(raw.get("tool_frames", {})), grippers,
+                        CameraNames(cam["model_camera"], cam["link"], cam["optical_frame"]),
+                        frames.get("map", "map"), frames.get("odom", "odom"),
+                        frames.get("base_footprint", "base_footprint"))
+        except (KeyError, TypeError, AttributeError) as exc:
+            raise HardwareNamesError(f"{path}: missing or malformed entry {exc}") from exc
+        if "base" not in names.links:
+            raise HardwareNamesError(f"{path}: links must name the model's 'base' body")
+        return names
+
+    def check(self, model) -> None:
+        """Every name given exists in ``model`` (a mujoco.MjModel), and ROS names are unique."""
+        missing = [f"joint {j}" for j in self.joints if _missing(model.joint, j)]
+        missing += [f"body {b}" for b in self.links if _missing(model.body, b)]
+        missing += [f"site {s}" for s in self.tool_frames if _missing(model.site, s)]
+        missing += [f"joint {j}" for g in self.grippers for j in g.joints if j not in self.joints]
+        if _missing(model.camera, self.camera.model_camera):
+            missing.append(f"camera {self.camera.model_camera}")
+        if missing:
+            raise HardwareNamesError(f"the physics model has no {', '.join(missing)}")
+        frames = list(self.links.values()) + list(self.tool_frames.values()) + [
+            self.camera.link, self.camera.optical_frame, self.map_frame, self.odom_frame, self.footprint_frame]
+        doubled = sorted({f for f in frames if frames.count(f) > 1})
+        if doubled:
+            raise HardwareNamesError(f"frame names used twice: {', '.join(doubled)}")
+
+
+def _missing(lookup, name: str) -> bool:
+    try:
+        lookup(name)
+    except KeyError:
+        return True
+    return False

@@ -1,0 +1,167 @@
+"""The simulated robot's hardware, without ROS: its URDF describes the physics' robot (a forward
+kinematics of the URDF lands where the physics has the gripper), its frames and joint states are
+read from the physics, and its gripper controller tells an empty hand from a held object."""
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import mujoco
+import numpy as np
+import pytest
+from scipy.spatial.transform import Rotation
+
+from affplan_ros.core.files.scene_io import parse_scene_text
+from affplan_ros.sim.hardware.description import robot_urdf
+from affplan_ros.sim.hardware.grippers import GripperController
+from affplan_ros.sim.hardware.names import HardwareNames, HardwareNamesError
+from affplan_ros.sim.hardware.state import RobotState
+from affplan_ros.sim.physics.world import build_world
+
+ROOT = Path(__file__).resolve().parents[3]
+NAMES = ROOT / "config" / "hardware" / "tiago.yaml"
+# The smallest world with a robot: one table, one cup on it.
+SCENE = ("SCENE-DESCRIPTION\nOBJECTS\ntable:0\ncup:0\nrobot:0\nEND-OBJECTS\nRELATIONS\non cup:0 table:0\n"
+         "at robot:0 table:0\nEND-RELATIONS\nLOCATIONS\ntable:0\nEND-LOCATIONS\n")
+
+
+@pytest.fixture(scope="module")
+def world():
+    return build_world(parse_scene_text(SCENE))
+
+
+@pytest.fixture(scope="module")
+def names():
+    return HardwareNames.from_file(NAMES)
+
+
+def _pose(origin: ET.Element | None) -> np.ndarray:
+    t = np.eye(4)
+    if origin is not None:
+        t[:3, :3] = Rotation.from_euler("xyz", [float(v) for v in origin.get("rpy", "0 0 0").split()]).as_matrix()
+        t[:3, 3] = [float(v) for v in origin.get("xyz", "0 0 0").split()]
+    return t
+
+
+def urdf_fk(urdf: str, joints: dict[str, float], frame: str, root: str = "base_footprint") -> np.ndarray:
+    """``frame`` in ``root`` from the URDF alone and the joints' values (what a robot's tf does)."""
+    joints_by_child = {j.find("child").get("link"): j for j in ET.fromstring(urdf).iter("joint")}
+    t = np.eye(4)
+    link = frame
+    while link != root:
+        j = joints_by_child[link]
+        motion = np.eye(4)
+        axis = np.array([float(v) for v in (j.find("axis").get("xyz") if j.find("axis") is not None
+                                             else "1 0 0").split()])
+        q = joints.get(j.get("name"), 0.0)
+        if j.get("type") == "revolute":
+            motion[:3, :3] = Rotation.from_rotvec(axis * q).as_matrix()
+        elif j.get("type") == "prismatic":
+            motion[:3, 3] = axis * q
+        t = _pose(j.find("origin")) @ motion @ t
+        link = j.find("parent").get("link")
+    return t
+
+
+def physics_in_base(world, site: str) -> np.ndarray:
+    d, m = world.data, world.model
+    base = m.body("base").id
+    t_base, t_site = np.eye(4), np.eye(4)
+    t_base[:3, :3], t_base[:3, 3] = d.xmat[base].reshape(3, 3), d.xpos[base]
+    t_site[:3, :3], t_site[:3, 3] = d.site_xmat[m.site(site).id].reshape(3, 3), d.site_xpos[m.site(site).id]
+    return np.linalg.inv(t_base) @ t_site
+
+
+def test_the_urdf_names_every_joint_with_the_physics_limits(world, names):
+    urdf = robot_urdf(world.model, names)
+    root = ET.fromstring(urdf)
+    movable = {j.get("name"): j for j in root.iter("joint") if j.get("type") != "fixed"}
+    assert set(movable) == set(names.joints.values())
+    elbow = movable["arm_right_4_joint"].find("limit")
+    lo, hi = world.model.jnt_range[world.model.joint("r_arm_4").id]
+    assert (float(elbow.get("lower")), float(elbow.get("upper"))) == pytest.approx((lo, hi), abs=1e-5)
+    assert movable["torso_lift_joint"].get("type") == "prismatic"
+    links = {link.get("name") for link in root.iter("link")}
+    assert {"base_footprint", "base_link", "gripper_right_grasping_frame", "head_front_camera_link",
+            "head_front_camera_rgb_optical_frame"} <= links
+    # Every joint's parent and child is a link, and every link but the root is some joint's child.
+    children = [j.find("child").get("link") for j in root.iter("joint")]
+    assert sorted(children) == sorted(links - {"base_footprint"})
+
+
+def test_forward_kinematics_of_the_urdf_land_on_the_physics_gripper(world, names):
+    """Move the arm away from home, then the URDF with the joint states must put each hand's
+    grasping frame where the physics has it: origins, axes and rpy all count."""
+    urdf = robot_urdf(world.model, names)
+    state = RobotState(world.model, names)
+    d, m = world.data, world.model
+    for side in ("r", "l"):
+        for i, q in enumerate((0.4, -0.6, 0.7, 1.1, -0.5, 0.6, 0.3), start=1):
+            d.qpos[m.joint(f"{side}_arm_{i}").qposadr[0]] = q
+    d.qpos[m.joint("torso_lift").qposadr[0]] = 0.2
+    mujoco.mj_forward(m, d)
+    readings = state.joints(d)
+    joints = dict(zip(readings.names, readings.positions))
+    for site, frame in (("r_tcp", "gripper_right_grasping_frame"), ("l_tcp", "gripper_left_grasping_frame")):
+        fk, truth = urdf_fk(urdf, joints, frame), physics_in_base(world, site)
+        assert np.allclose(fk[:3, 3], truth[:3, 3], atol=1e-4), (frame, fk[:3, 3], truth[:3, 3])
+        assert np.allclose(fk[:3, :3], truth[:3, :3], atol=1e-4), frame
+
+
+def test_the_camera_optical_frame_looks_where_the_physics_camera_looks(world, names):
+    urdf = robot_urdf(world.model, names)
+    d, m = world.data, world.model
+    d.qpos[m.joint("head_pan").qposadr[0]], d.qpos[m.joint("head_tilt").qposadr[0]] = 0.5, 0.4
+    mujoco.mj_forward(m, d)
+    readings = RobotState(m, names).joints(d)
+    fk = urdf_fk(urdf, dict(zip(readings.names, readings.positions)), "head_front_camera_rgb_optical_frame")
+    base = m.body("base").id
+    cam = m.camera("head_camera").id
+    r_base = d.xmat[base].reshape(3, 3)
+    looks = r_base.T @ (-d.cam_xmat[cam].reshape(3, 3)[:, 2])     # a MuJoCo camera looks along its -z
+    assert np.allclose(fk[:3, 2], looks, atol=1e-4)                # an optical frame along its +z
+    assert np.allclose(fk[:3, 3], r_base.T @ (d.cam_xpos[cam] - d.xpos[base]), atol=1e-4)
+
+
+def test_odometry_and_links_follow_the_physics(world, names):
+    state = RobotState(world.model, names)
+    odom = state.odometry(world.data)
+    base = world.base_pose()
+    assert (odom.parent, odom.child) == ("odom", "base_footprint")
+    assert odom.position[:2] == pytest.approx((base.x, base.y), abs=1e-6)
+    assert 2 * np.arctan2(odom.quaternion[2], odom.quaternion[3]) == pytest.approx(base.yaw, abs=1e-6)
+    links = {(f.parent, f.child) for f in state.links(world.data)}
+    assert ("base_link", "torso_lift_link") in links and ("arm_right_6_link", "arm_right_7_link") in links
+
+
+def test_the_gripper_closes_to_its_limit_on_nothing_and_opens_to_its_stroke(world, names):
+    gripper = GripperController(world.model, ("r_finger_a", "r_finger_b"), world.spec.finger_stroke)
+    d = world.data
+    period = world.steps(0.01)
+
+    def run(position: float):
+        gripper.command(position, 40.0, d)
+        for _ in range(400):
+            gripper.update(d, period * world.model.opt.timestep)
+            world.step(period)
+            outcome = gripper.wait(0.0)
+            if outcome is not None:
+                return outcome
+        raise AssertionError("the gripper command did not end")
+
+    closed = run(0.0)
+    assert closed.reached_goal and not closed.stalled and closed.position < 0.002
+    opened = run(0.09)
+    assert opened.reached_goal and opened.position == pytest.approx(0.09, abs=0.004)
+    half = run(0.05)
+    assert half.reached_goal and half.position == pytest.approx(0.05, abs=0.004)
+
+
+def test_names_that_the_model_lacks_are_refused(world, tmp_path):
+    bad = tmp_path / "names.yaml"
+    bad.write_text(NAMES.read_text().replace("r_arm_4: arm_right_4_joint", "r_arm_9: arm_right_4_joint"))
+    with pytest.raises(HardwareNamesError, match="joint r_arm_9"):
+        RobotState(world.model, HardwareNames.from_file(bad))
+    with pytest.raises(HardwareNamesError, match="missing or malformed"):
+        (tmp_path / "empty.yaml").write_text("joints: {}\n")
+        HardwareNames.from_file(tmp_path / "empty.yaml")

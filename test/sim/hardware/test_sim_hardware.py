@@ -1,0 +1,99 @@
+"""sim_hardware over DDS: the physics world publishes a Tiago++'s clock, joint states, frames and
+description, and its grippers answer control_msgs' GripperCommand from the physics; the real
+robot's skill server, driving those grippers, fails a grasp that closes on nothing as an empty
+grasp."""
+from __future__ import annotations
+
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+
+pytestmark = [pytest.mark.ros]
+
+ROOT = Path(__file__).resolve().parents[3]
+ROBOTS = ROOT / "test" / "robots"
+CONFIG = ROOT / "config" / "tiago.yaml"
+NS = "/affplan_hw"
+SCENE = ("SCENE-DESCRIPTION\nOBJECTS\ntable:0\ncup:0\nrobot:0\nEND-OBJECTS\nRELATIONS\non cup:0 table:0\n"
+         "at robot:0 table:0\nEND-RELATIONS\nLOCATIONS\ntable:0\nEND-LOCATIONS\n")
+
+
+@pytest.fixture(scope="module")
+def hardware(tmp_path_factory):
+    from affplan_ros.launcher import NodeProcess
+
+    scene = tmp_path_factory.mktemp("hw") / "scene.txt"
+    scene.write_text(SCENE)
+    proc = NodeProcess([sys.executable, str(ROOT / "scripts" / "nodes" / "sim_hardware"), "--ros-args",
+                        "-p", f"scenario:={scene}", "-p", "real_time_factor:=2.0"], name="sim_hardware")
+    yield proc
+    assert proc.stop() == 0, "".join(proc.output[-40:])
+
+
+@pytest.fixture(scope="module")
+def client(hardware):
+    from ros_support import nodes_in_process
+
+    with nodes_in_process([], "hw_client") as (node,):
+        yield node
+
+
+def test_it_publishes_a_tiagos_clock_joints_frames_and_description(client):
+    from ros_support import Received
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import JointState
+    from std_msgs.msg import String
+    from tf2_msgs.msg import TFMessage
+
+    from affplan_ros.nodes.base import LATCHED_QOS
+    from affplan_ros.nodes.sim_hardware import TF_STATIC_QOS
+
+    with Received(client, String, "/robot_description", LATCHED_QOS) as description, \
+            Received(client, JointState, "/joint_states", 10) as joints, \
+            Received(client, TFMessage, "/tf_static", TF_STATIC_QOS) as static, \
+            Received(client, TFMessage, "/tf", 100) as tf, \
+            Received(client, Clock, "/clock", 10) as clock:
+        assert description.wait(lambda m: m, 20.0), "no /robot_description"
+        assert joints.wait(lambda m: m, 20.0) and static.wait(lambda m: m, 20.0) and tf.wait(lambda m: m, 20.0)
+        assert clock.wait(lambda m: len(m) >= 20, 20.0)
+    urdf = ET.fromstring(description.messages[0].data)
+    movable = {j.get("name") for j in urdf.iter("joint") if j.get("type") != "fixed"}
+    state = joints.messages[-1]
+    assert set(state.name) == movable and "arm_right_4_joint" in movable and "head_2_joint" in movable
+    assert len(state.position) == len(state.velocity) == len(state.effort) == len(state.name)
+    pairs = {(t.header.frame_id, t.child_frame_id) for m in static.messages for t in m.transforms}
+    assert {("map", "odom"), ("base_footprint", "base_link"),
+            ("head_front_camera_link", "head_front_camera_rgb_optical_frame")} <= pairs
+    moving = {(t.header.frame_id, t.child_frame_id) for t in tf.messages[-1].transforms}
+    assert ("odom", "base_footprint") in moving and ("torso_lift_link", "head_1_link") in moving
+    # Simulated time: it moves forward, and the joint states are stamped in it.
+    times = [m.clock.sec + m.clock.nanosec * 1e-9 for m in clock.messages]
+    assert times == sorted(times) and times[-1] > times[0]
+    stamp = state.header.stamp.sec + state.header.stamp.nanosec * 1e-9
+    assert 0 < stamp < times[-1] + 1.0
+
+
+def test_a_grasp_that_closes_on_nothing_on_the_hardware_is_an_empty_grasp(hardware):
+    """robot_skills with the real gripper driver against the physics' gripper controller (the arm
+    and the base faked at their protocols): the hand closes where no cup is, and the gripper's
+    own result says so."""
+    from ros_support import printed_calls, send_skill
+
+    from affplan_ros.launcher import NodeProcess, params_file_for
+    from affplan_ros.msg import FailureObservation
+
+    nav = NodeProcess([sys.executable, str(ROBOTS / "fake_nav2.py"), "--no-grippers"], name="fake_nav2")
+    poses = params_file_for(f"{NS}/robot_skills", {"object_poses": ["cup0 1.2 1.0 0.8"]})
+    robot = NodeProcess([sys.executable, str(ROBOTS / "fake_robot.py"), "--ros-drivers", "--ros-args",
+                         "-r", "__node:=robot_skills", "-r", f"__ns:={NS}", "--params-file", str(CONFIG),
+                         "--params-file", poses], name="robot_skills_hw")
+    try:
+        empty = send_skill("Grasp", NS, agent="robot0", object="cup0", support="table0", location="table0")
+        assert not empty.success and empty.failure.cause == FailureObservation.CAUSE_EMPTY_GRASP, empty.failure
+        assert "the left gripper closed on nothing where cup0 should be" in empty.failure.why
+        assert [c["driver"] for c in printed_calls(robot, 0)] == ["arm", "arm"]   # approach, descend; then grip
+    finally:
+        robot.stop()
+        nav.stop()
