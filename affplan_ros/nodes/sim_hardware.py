@@ -13,14 +13,19 @@ config/hardware/<robot>.yaml:
   link and optical frame.
 * ``/robot_description`` (latched std_msgs/String): the robot as URDF, written from the same
   compiled model the physics runs, so the two never disagree.
+* one control_msgs/FollowJointTrajectory server per joint group (``/arm_right_controller/
+  follow_joint_trajectory``, the left arm's, ``/torso_controller/...``, ``/head_controller/...``),
+  as ros2_controllers' joint_trajectory_controller: the trajectory from where the joints are,
+  path and goal tolerances, error codes and strings, feedback, cancel and preemption
+  (sim/hardware/trajectories.py).
 * one control_msgs/GripperCommand server per hand (``/gripper_right_controller/gripper_cmd``, ...):
   the fingers move to the commanded opening with at most the commanded effort, and the result says
   where they stopped, whether they stalled (on something between them) and whether they reached
   the goal, as ros2_controllers' gripper controller does.
 
-Not yet served (the robot software cannot drive this hardware alone until they are): the arm,
-torso and head FollowJointTrajectory controllers, ``/cmd_vel`` and Nav2's NavigateToPose, and the
-head RGB-D camera's topics (sim_world publishes the camera today). Where the objects are is never
+Not yet served (the robot software cannot drive this hardware alone until they are): ``/cmd_vel``
+and Nav2's NavigateToPose, and the head RGB-D camera's topics (sim_world publishes the camera
+today). Where the objects are is never
 published here: that is the referee's, for benchmarks and tests only.
 """
 from __future__ import annotations
@@ -60,7 +65,7 @@ class SimHardwareNode(Node):
         super().__init__("sim_hardware")
         p = declare_params(self, PARAMS)
         try:
-            from control_msgs.action import GripperCommand
+            from control_msgs.action import FollowJointTrajectory, GripperCommand
             from rosgraph_msgs.msg import Clock
             from tf2_msgs.msg import TFMessage
         except ImportError as exc:
@@ -69,10 +74,12 @@ class SimHardwareNode(Node):
         from affplan_ros.sim.hardware.grippers import GripperController
         from affplan_ros.sim.hardware.names import HardwareNames, HardwareNamesError
         from affplan_ros.sim.hardware.state import RobotState
+        from affplan_ros.sim.hardware.trajectories import TrajectoryController
         from affplan_ros.sim.physics.world import build_world
         from affplan_ros.sim.world_scenario import load_scenario
 
-        self._types = {"GripperCommand": GripperCommand, "Clock": Clock, "TFMessage": TFMessage}
+        self._types = {"GripperCommand": GripperCommand, "FollowJointTrajectory": FollowJointTrajectory,
+                       "Clock": Clock, "TFMessage": TFMessage}
         path = config_file("scenarios/kitchen.txt", p.scenario)
         names_path = config_file("hardware/tiago.yaml", p.hardware_names)
         try:
@@ -109,13 +116,22 @@ class SimHardwareNode(Node):
                                       goal_callback=lambda _goal: GoalResponse.ACCEPT,
                                       cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group)
                          for g in names.grippers]
+        self.trajectories = {c.name: TrajectoryController(self.world.model, c.joints,
+                                                          [names.joints[j] for j in c.joints])
+                             for c in names.trajectory_controllers}
+        self._servers += [ActionServer(self, FollowJointTrajectory, c.action,
+                                       execute_callback=lambda handle, name=c.name: self._follow(name, handle),
+                                       goal_callback=lambda goal, name=c.name: self._check_trajectory(name, goal),
+                                       cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group)
+                          for c in names.trajectory_controllers]
         self._stop = threading.Event()
         self._state_every = max(1, round(1.0 / (p.state_rate_hz * CONTROL_PERIOD_S)))
         self._clock_every = max(1, round(1.0 / (p.clock_rate_hz * CONTROL_PERIOD_S)))
         self._loop = threading.Thread(target=self._run, name="physics", daemon=True)
         self._loop.start()
         self.get_logger().info(f"hardware of {path}: built in {time.monotonic() - started:.1f} s; "
-                               f"{len(names.joints)} joints, grippers {', '.join(self.grippers)}; "
+                               f"{len(names.joints)} joints, grippers {', '.join(self.grippers)}, "
+                               f"trajectory controllers {', '.join(self.trajectories)}; "
                                f"real-time factor {self.rate:g}" + (" (as fast as it goes)" if not self.rate else ""))
 
     # -- the physics loop ------------------------------------------------------------------------
@@ -126,8 +142,8 @@ class SimHardwareNode(Node):
         try:
             while not self._stop.is_set():
                 with self.lock:
-                    for gripper in self.grippers.values():
-                        gripper.update(self.world.data, period)
+                    for controller in [*self.grippers.values(), *self.trajectories.values()]:
+                        controller.update(self.world.data, period)
                     self.world.step(steps)
                     stamp = self._stamp()
                     state = (self.state.joints(self.world.data), self.state.odometry(self.world.data),
@@ -190,9 +206,13 @@ class SimHardwareNode(Node):
         command = handle.request.command
         with self.lock:
             gripper.command(command.position, command.max_effort, self.world.data)
+            mine = gripper.generation
         outcome: Optional[object] = None
         deadline = time.monotonic() + GRIPPER_WAIT_S
         while outcome is None and time.monotonic() < deadline:
+            if gripper.generation != mine:    # a newer goal took the gripper over
+                handle.abort()
+                return GripperCommand.Result(**self._feedback(hand))
             if handle.is_cancel_requested:
                 with self.lock:
                     outcome = gripper.stop(self.world.data)
@@ -210,6 +230,70 @@ class SimHardwareNode(Node):
         else:
             handle.abort()   # stalled short of the goal, as the gripper controller without allow_stalling
         return self._gripper_result(outcome)
+
+    def _check_trajectory(self, name: str, goal):
+        problem = self.trajectories[name].problem(goal.trajectory.joint_names, self._points(goal))
+        if problem is not None:
+            self.get_logger().warn(f"{name} trajectory refused: {problem.text}")
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    @staticmethod
+    def _points(goal):
+        from affplan_ros.sim.hardware.trajectories import TrajectoryPoint
+
+        return [TrajectoryPoint(p.time_from_start.sec + p.time_from_start.nanosec * 1e-9, tuple(p.positions),
+                                tuple(p.velocities)) for p in goal.trajectory.points]
+
+    def _follow(self, name: str, handle):
+        from affplan_ros.sim.hardware.trajectories import TrajectoryError
+
+        FollowJointTrajectory = self._types["FollowJointTrajectory"]
+        controller, goal = self.trajectories[name], handle.request
+        by_name = lambda tolerances: {t.name: t.position for t in tolerances}  # noqa: E731
+        goal_time = goal.goal_time_tolerance.sec + goal.goal_time_tolerance.nanosec * 1e-9
+        with self.lock:
+            controller.command(goal.trajectory.joint_names, self._points(goal), self.world.data,
+                               by_name(goal.path_tolerance), by_name(goal.goal_tolerance), goal_time)
+            mine = controller.generation
+        end = self._points(goal)[-1].time_s if goal.trajectory.points else 0.0
+        # Wall time the goal may take: its simulated time at the slowest pace, plus a margin.
+        deadline = time.monotonic() + (end + 5.0) / (self.rate or 1.0) + 10.0
+        outcome = None
+        while outcome is None:
+            if controller.generation != mine:
+                handle.abort()
+                return FollowJointTrajectory.Result(error_code=TrajectoryError.INVALID_GOAL,
+                                                    error_string="preempted by a newer goal")
+            if handle.is_cancel_requested or time.monotonic() > deadline:
+                with self.lock:
+                    outcome = controller.stop(self.world.data)
+                if handle.is_cancel_requested:
+                    handle.canceled()
+                    return FollowJointTrajectory.Result(error_code=TrajectoryError.SUCCESSFUL,
+                                                        error_string="canceled")
+                handle.abort()
+                return FollowJointTrajectory.Result(error_code=TrajectoryError.GOAL_TOLERANCE_VIOLATED,
+                                                    error_string="the simulation did not finish it in time")
+            outcome = controller.wait(0.02)
+            tracking = controller.tracking()
+            if outcome is None and tracking is not None:
+                handle.publish_feedback(self._tracking_feedback(controller.names, tracking))
+        if outcome.error == TrajectoryError.SUCCESSFUL:
+            handle.succeed()
+        else:
+            handle.abort()
+        return FollowJointTrajectory.Result(error_code=int(outcome.error), error_string=outcome.text)
+
+    def _tracking_feedback(self, names, tracking):
+        from trajectory_msgs.msg import JointTrajectoryPoint
+
+        feedback = self._types["FollowJointTrajectory"].Feedback(joint_names=list(names), index=tracking.index)
+        feedback.header.stamp = self._stamp()
+        feedback.desired = JointTrajectoryPoint(positions=list(tracking.desired))
+        feedback.actual = JointTrajectoryPoint(positions=list(tracking.actual))
+        feedback.error = JointTrajectoryPoint(positions=[d - a for d, a in zip(tracking.desired, tracking.actual)])
+        return feedback
 
     def _feedback(self, hand: str) -> dict:
         with self.lock:

@@ -3,12 +3,12 @@ behaves: the fingers ramp to the commanded opening with at most the commanded ef
 command ends when they reach it or stall on something (stopped short of it)."""
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from typing import Optional
 
 import mujoco
 
+from affplan_ros.sim.hardware.controller import Controller
 from affplan_ros.sim.physics.robot import FINGER_SQUEEZE
 
 RAMP_S = 0.3            # s over which the set-point moves (a step slams thin walls through)
@@ -26,22 +26,20 @@ class GripperOutcome:
     reached_goal: bool
 
 
-class GripperController:
+class GripperController(Controller[GripperOutcome]):
     """One hand's two finger servos; ``update`` is called by the physics loop every control period
     (with the world's lock held), ``command`` and ``wait`` from an action server's thread."""
 
     def __init__(self, model: mujoco.MjModel, joints: tuple[str, str], stroke: float):
+        super().__init__()
         self.model, self.stroke = model, stroke
         self._qpos = [int(model.joint(j).qposadr[0]) for j in joints]
         self._qvel = [int(model.joint(j).dofadr[0]) for j in joints]
         self._act = [model.actuator(j).id for j in joints]
         self._max_force = [float(model.actuator_forcerange[a, 1]) for a in self._act]
-        self._lock = threading.Lock()
         self._goal: Optional[float] = None
         self._start = self._target = 0.0
         self._elapsed = self._still = 0.0
-        self._done = threading.Event()
-        self._outcome: Optional[GripperOutcome] = None
 
     def command(self, position: float, max_effort: float, data: mujoco.MjData) -> None:
         """Start moving to ``position`` (opening, m); a running command is replaced (preempted)."""
@@ -52,8 +50,7 @@ class GripperController:
             self._target = -FINGER_SQUEEZE if goal <= 0.0 else goal / 2
             self._start = float(data.ctrl[self._act[0]])
             self._elapsed = self._still = 0.0
-            self._outcome = None
-            self._done.clear()
+            self._begin()
             for a, top in zip(self._act, self._max_force):
                 force = top if max_effort <= 0 else min(float(max_effort), top)
                 self.model.actuator_forcerange[a] = (-force, force)
@@ -82,13 +79,7 @@ class GripperController:
     def _finish(self, data: mujoco.MjData) -> None:
         position = max(0.0, sum(float(data.qpos[q]) for q in self._qpos))
         effort = max(abs(float(data.actuator_force[a])) for a in self._act)
-        reached = abs(position - self._goal) <= GOAL_TOLERANCE
-        self._outcome = GripperOutcome(position, effort, stalled=not reached, reached_goal=reached)
+        goal = self._goal if self._goal is not None else position
+        reached = abs(position - goal) <= GOAL_TOLERANCE
         self._goal = None
-        self._done.set()
-
-    def wait(self, timeout_s: float) -> Optional[GripperOutcome]:
-        """The outcome of the running command, or None if it has not ended within ``timeout_s``."""
-        if not self._done.wait(timeout_s):
-            return None
-        return self._outcome
+        self._end(GripperOutcome(position, effort, stalled=not reached, reached_goal=reached))

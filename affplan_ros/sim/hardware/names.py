@@ -20,6 +20,13 @@ class GripperNames:
 
 
 @dataclass(frozen=True)
+class TrajectoryControllerNames:
+    name: str
+    joints: tuple[str, ...]     # model joints
+    action: str                 # the FollowJointTrajectory action
+
+
+@dataclass(frozen=True)
 class CameraNames:
     model_camera: str
     link: str
@@ -32,6 +39,7 @@ class HardwareNames:
     links: dict[str, str]           # model body -> ROS link
     tool_frames: dict[str, str]     # model site -> ROS frame
     grippers: tuple[GripperNames, ...]
+    trajectory_controllers: tuple[TrajectoryControllerNames, ...]
     camera: CameraNames
     map_frame: str = "map"
     odom_frame: str = "odom"
@@ -52,8 +60,11 @@ class HardwareNames:
                              for hand, spec in raw["grippers"].items())
             if any(len(g.joints) != 2 for g in grippers):
                 raise HardwareNamesError(f"{path}: each gripper names its two finger joints")
+            controllers = tuple(TrajectoryControllerNames(name, tuple(spec["joints"]), spec["action"])
+                                for name, spec in (raw.get("trajectory_controllers") or {}).items())
             cam, frames = raw["camera"], raw.get("frames", {})
             names = cls(dict(raw["joints"]), dict(raw["links"]), dict(raw.get("tool_frames", {})), grippers,
+                        controllers,
                         CameraNames(cam["model_camera"], cam["link"], cam["optical_frame"]),
                         frames.get("map", "map"), frames.get("odom", "odom"),
                         frames.get("base_footprint", "base_footprint"))
@@ -69,6 +80,7 @@ class HardwareNames:
         missing += [f"body {b}" for b in self.links if _missing(model.body, b)]
         missing += [f"site {s}" for s in self.tool_frames if _missing(model.site, s)]
         missing += [f"joint {j}" for g in self.grippers for j in g.joints if j not in self.joints]
+        missing += [f"joint {j}" for c in self.trajectory_controllers for j in c.joints if j not in self.joints]
         if _missing(model.camera, self.camera.model_camera):
             missing.append(f"camera {self.camera.model_camera}")
         if missing:

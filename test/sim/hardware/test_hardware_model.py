@@ -136,18 +136,10 @@ def test_odometry_and_links_follow_the_physics(world, names):
 
 def test_the_gripper_closes_to_its_limit_on_nothing_and_opens_to_its_stroke(world, names):
     gripper = GripperController(world.model, ("r_finger_a", "r_finger_b"), world.spec.finger_stroke)
-    d = world.data
-    period = world.steps(0.01)
 
     def run(position: float):
-        gripper.command(position, 40.0, d)
-        for _ in range(400):
-            gripper.update(d, period * world.model.opt.timestep)
-            world.step(period)
-            outcome = gripper.wait(0.0)
-            if outcome is not None:
-                return outcome
-        raise AssertionError("the gripper command did not end")
+        gripper.command(position, 40.0, world.data)
+        return _until_done(world, gripper)
 
     closed = run(0.0)
     assert closed.reached_goal and not closed.stalled and closed.position < 0.002
@@ -165,3 +157,70 @@ def test_names_that_the_model_lacks_are_refused(world, tmp_path):
     with pytest.raises(HardwareNamesError, match="missing or malformed"):
         (tmp_path / "empty.yaml").write_text("joints: {}\n")
         HardwareNames.from_file(tmp_path / "empty.yaml")
+
+
+def _until_done(world, controller, seconds: float = 20.0):
+    """Step the physics with ``controller`` updated every 10 ms (as sim_hardware's loop does) until
+    its command ends; its outcome."""
+    step = world.steps(0.01)
+    for _ in range(int(seconds / 0.01)):
+        controller.update(world.data, step * world.model.opt.timestep)
+        world.step(step)
+        outcome = controller.wait(0.0)
+        if outcome is not None:
+            return outcome
+    raise AssertionError(f"the command did not end within {seconds:g} simulated seconds")
+
+
+def _follow(world, controller, points, **tolerances):
+    controller.command(list(controller.names), points, world.data, **tolerances)
+    return _until_done(world, controller)
+
+
+def _arm(world, names):
+    from affplan_ros.sim.hardware.trajectories import TrajectoryController
+
+    spec = next(c for c in names.trajectory_controllers if c.name == "arm_right")
+    return TrajectoryController(world.model, spec.joints, [names.joints[j] for j in spec.joints])
+
+
+def test_a_joint_trajectory_is_followed_to_its_goal(world, names):
+    from affplan_ros.sim.hardware.trajectories import TrajectoryError, TrajectoryPoint
+
+    arm = _arm(world, names)
+    d, m = world.data, world.model
+    now = [float(d.qpos[m.joint(f"r_arm_{i}").qposadr[0]]) for i in range(1, 8)]
+    goal = tuple(q + dq for q, dq in zip(now, (0.3, 0.2, -0.2, -0.3, 0.2, -0.2, 0.3)))
+    mid = tuple((a + b) / 2 for a, b in zip(now, goal))
+    outcome = _follow(world, arm, [TrajectoryPoint(1.0, mid), TrajectoryPoint(2.0, goal)])
+    assert outcome.error == TrajectoryError.SUCCESSFUL, outcome.text
+    reached = [float(d.qpos[m.joint(f"r_arm_{i}").qposadr[0]]) for i in range(1, 8)]
+    assert np.allclose(reached, goal, atol=0.05)
+
+
+def test_a_goal_the_joint_cannot_reach_and_a_lagging_path_abort_with_their_codes(world, names):
+    from affplan_ros.sim.hardware.trajectories import TrajectoryError, TrajectoryPoint
+
+    arm = _arm(world, names)
+    d, m = world.data, world.model
+    now = [float(d.qpos[m.joint(f"r_arm_{i}").qposadr[0]]) for i in range(1, 8)]
+    elbow_top = float(m.jnt_range[m.joint("r_arm_4").id][1])
+    beyond = tuple(now[:3]) + (elbow_top + 0.5,) + tuple(now[4:])      # past the elbow's limit
+    outcome = _follow(world, arm, [TrajectoryPoint(1.0, beyond)])
+    assert outcome.error == TrajectoryError.GOAL_TOLERANCE_VIOLATED and "arm_right_4_joint" in outcome.text
+    now = [float(d.qpos[m.joint(f"r_arm_{i}").qposadr[0]]) for i in range(1, 8)]
+    fast = tuple(q - 0.8 for q in now[:1]) + tuple(now[1:])
+    outcome = _follow(world, arm, [TrajectoryPoint(0.1, fast)], path_tolerance={"arm_right_1_joint": 0.02})
+    assert outcome.error == TrajectoryError.PATH_TOLERANCE_VIOLATED and "arm_right_1_joint" in outcome.text
+
+
+def test_trajectory_goals_that_name_other_joints_or_go_back_in_time_are_refused(world, names):
+    from affplan_ros.sim.hardware.trajectories import TrajectoryError, TrajectoryPoint
+
+    arm = _arm(world, names)
+    seven = tuple([0.0] * 7)
+    assert arm.problem(["arm_right_1_joint"], [TrajectoryPoint(1.0, (0.0,))]).error == TrajectoryError.INVALID_JOINTS
+    backwards = [TrajectoryPoint(2.0, seven), TrajectoryPoint(1.0, seven)]
+    assert arm.problem(list(arm.names), backwards).error == TrajectoryError.INVALID_GOAL
+    assert arm.problem(list(arm.names), [TrajectoryPoint(1.0, seven[:6])]).error == TrajectoryError.INVALID_GOAL
+    assert arm.problem(list(reversed(arm.names)), [TrajectoryPoint(1.0, seven)]) is None    # any order

@@ -5,6 +5,7 @@ grasp."""
 from __future__ import annotations
 
 import sys
+import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -97,3 +98,39 @@ def test_a_grasp_that_closes_on_nothing_on_the_hardware_is_an_empty_grasp(hardwa
     finally:
         robot.stop()
         nav.stop()
+
+
+def test_the_head_follows_a_joint_trajectory_and_a_bad_goal_is_refused(client):
+    """FollowJointTrajectory on the head controller: the joints the trajectory ends at are those
+    /joint_states then report; a goal naming joints the controller does not drive is refused."""
+    from builtin_interfaces.msg import Duration
+    from control_msgs.action import FollowJointTrajectory
+    from ros_support import Received
+    from sensor_msgs.msg import JointState
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from affplan_ros.nodes.base import ActionClient, FutureWait
+
+    action = ActionClient(client, FollowJointTrajectory, "/head_controller/follow_joint_trajectory")
+    assert action.wait_for_server(timeout_sec=20.0)
+
+    def goal(joints, positions):
+        point = JointTrajectoryPoint(positions=positions, time_from_start=Duration(sec=1))
+        return FollowJointTrajectory.Goal(trajectory=JointTrajectory(joint_names=joints, points=[point]))
+
+    sent = FutureWait(action.send_goal_async(goal(["head_2_joint", "head_1_joint"], [0.3, -0.4])))
+    assert sent.until(time.monotonic() + 10.0) == "done"
+    handle = sent.future.result()
+    assert handle.accepted
+    done = FutureWait(handle.get_result_async())
+    assert done.until(time.monotonic() + 30.0) == "done"
+    result = done.future.result().result
+    assert result.error_code == FollowJointTrajectory.Result.SUCCESSFUL, result.error_string
+    with Received(client, JointState, "/joint_states", 10) as joints:
+        assert joints.wait(lambda m: m, 10.0)
+    state = dict(zip(joints.messages[-1].name, joints.messages[-1].position))
+    assert state["head_1_joint"] == pytest.approx(-0.4, abs=0.05)
+    assert state["head_2_joint"] == pytest.approx(0.3, abs=0.05)
+    refused = FutureWait(action.send_goal_async(goal(["arm_right_1_joint"], [0.0])))
+    assert refused.until(time.monotonic() + 10.0) == "done" and not refused.future.result().accepted
+    action.destroy()
