@@ -23,16 +23,19 @@ config/hardware/<robot>.yaml:
   where they stopped, whether they stalled (on something between them) and whether they reached
   the goal, as ros2_controllers' gripper controller does.
 
-Not yet served (the robot software cannot drive this hardware alone until they are): ``/cmd_vel``
-and Nav2's NavigateToPose, and the head RGB-D camera's topics (sim_world publishes the camera
-today). Where the objects are is never
+* Nav2's ``/navigate_to_pose`` (NavigateToPose): a collision-free path on the world's floor plan,
+  as Nav2's planner finds on a good map, driven by the base controller; error codes and messages,
+  feedback (pose, distance remaining), cancel; and ``/cmd_vel`` (geometry_msgs/Twist, in the base
+  frame) while no goal drives the base.
+
+Not yet served: the head RGB-D camera's topics (sim_world publishes the camera today). Where the objects are is never
 published here: that is the referee's, for benchmarks and tests only.
 """
 from __future__ import annotations
 
+import math
 import threading
 import time
-from typing import Optional
 
 from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
@@ -58,6 +61,7 @@ CONTROL_PERIOD_S = 0.01    # simulated seconds between controller updates (100 H
 TF_STATIC_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
 GRIPPER_WAIT_S = 10.0      # wall seconds a gripper command may take before it is aborted
+NAV_CLEARANCE_M = 0.05     # kept between the base's disc and anything, as Nav2's inflation does
 
 
 class SimHardwareNode(Node):
@@ -66,10 +70,12 @@ class SimHardwareNode(Node):
         p = declare_params(self, PARAMS)
         try:
             from control_msgs.action import FollowJointTrajectory, GripperCommand
+            from nav2_msgs.action import NavigateToPose
             from rosgraph_msgs.msg import Clock
             from tf2_msgs.msg import TFMessage
         except ImportError as exc:
             raise ValueError(f"the robot's standard interfaces are not built ({exc.name}): run make setup") from exc
+        from affplan_ros.sim.hardware.base import BaseController
         from affplan_ros.sim.hardware.description import fixed_frames, robot_urdf
         from affplan_ros.sim.hardware.grippers import GripperController
         from affplan_ros.sim.hardware.names import HardwareNames, HardwareNamesError
@@ -79,7 +85,7 @@ class SimHardwareNode(Node):
         from affplan_ros.sim.world_scenario import load_scenario
 
         self._types = {"GripperCommand": GripperCommand, "FollowJointTrajectory": FollowJointTrajectory,
-                       "Clock": Clock, "TFMessage": TFMessage}
+                       "NavigateToPose": NavigateToPose, "Clock": Clock, "TFMessage": TFMessage}
         path = config_file("scenarios/kitchen.txt", p.scenario)
         names_path = config_file("hardware/tiago.yaml", p.hardware_names)
         try:
@@ -124,6 +130,12 @@ class SimHardwareNode(Node):
                                        goal_callback=lambda goal, name=c.name: self._check_trajectory(name, goal),
                                        cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group)
                           for c in names.trajectory_controllers]
+        self.base = BaseController(self.world.model, spec.base_speed, spec.base_yaw_rate)
+        self._servers.append(ActionServer(self, NavigateToPose, names.navigate_action, execute_callback=self._navigate,
+                                          cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group))
+        from geometry_msgs.msg import Twist
+
+        self.create_subscription(Twist, names.cmd_vel, self._on_cmd_vel, 10)
         self._stop = threading.Event()
         self._state_every = max(1, round(1.0 / (p.state_rate_hz * CONTROL_PERIOD_S)))
         self._clock_every = max(1, round(1.0 / (p.clock_rate_hz * CONTROL_PERIOD_S)))
@@ -142,7 +154,7 @@ class SimHardwareNode(Node):
         try:
             while not self._stop.is_set():
                 with self.lock:
-                    for controller in [*self.grippers.values(), *self.trajectories.values()]:
+                    for controller in [*self.grippers.values(), *self.trajectories.values(), self.base]:
                         controller.update(self.world.data, period)
                     self.world.step(steps)
                     stamp = self._stamp()
@@ -200,36 +212,52 @@ class SimHardwareNode(Node):
                                                     (0.0, 0.0, 0.0, 1.0)))
 
     # -- controllers -----------------------------------------------------------------------------
+    def _await(self, controller, handle, start, wall_s: float, feedback=None):
+        """Start a controller's command (``start()``, under the world's lock) and wait for its end:
+        (outcome, "") or (None, why not: "canceled", "preempted" or "timeout"). A cancel or a
+        timeout stops the controller where it is; a newer goal on it preempts this one."""
+        with self.lock:
+            start()
+            mine = controller.generation
+        deadline = time.monotonic() + wall_s
+        while True:
+            if controller.generation != mine:
+                return None, "preempted"
+            if handle.is_cancel_requested or time.monotonic() > deadline:
+                with self.lock:
+                    controller.stop(self.world.data)
+                return None, "canceled" if handle.is_cancel_requested else "timeout"
+            outcome = controller.wait(0.02)
+            if outcome is not None:
+                return outcome, ""
+            if feedback is not None:
+                message = feedback()
+                if message is not None:
+                    handle.publish_feedback(message)
+
     def _grip(self, hand: str, handle):
         GripperCommand = self._types["GripperCommand"]
-        gripper = self.grippers[hand]
-        command = handle.request.command
-        with self.lock:
-            gripper.command(command.position, command.max_effort, self.world.data)
-            mine = gripper.generation
-        outcome: Optional[object] = None
-        deadline = time.monotonic() + GRIPPER_WAIT_S
-        while outcome is None and time.monotonic() < deadline:
-            if gripper.generation != mine:    # a newer goal took the gripper over
-                handle.abort()
-                return GripperCommand.Result(**self._feedback(hand))
-            if handle.is_cancel_requested:
-                with self.lock:
-                    outcome = gripper.stop(self.world.data)
-                handle.canceled()
-                return self._gripper_result(outcome)
-            outcome = gripper.wait(0.02)
-            if outcome is None:
-                handle.publish_feedback(GripperCommand.Feedback(**self._feedback(hand)))
-        if outcome is None:
-            with self.lock:
-                outcome = gripper.stop(self.world.data)
-            handle.abort()
-        elif outcome.reached_goal:
+        gripper, command = self.grippers[hand], handle.request.command
+        outcome, why = self._await(gripper, handle,
+                                   lambda: gripper.command(command.position, command.max_effort, self.world.data),
+                                   GRIPPER_WAIT_S, lambda: GripperCommand.Feedback(**self._fingers(hand)))
+        if why == "canceled":
+            handle.canceled()
+        elif outcome is not None and outcome.reached_goal:
             handle.succeed()
-        else:
-            handle.abort()   # stalled short of the goal, as the gripper controller without allow_stalling
-        return self._gripper_result(outcome)
+        else:   # stalled short of the goal (as the gripper controller without allow_stalling), or preempted
+            handle.abort()
+        if outcome is None:
+            return GripperCommand.Result(**self._fingers(hand))
+        return GripperCommand.Result(position=outcome.position, effort=outcome.effort, stalled=outcome.stalled,
+                                     reached_goal=outcome.reached_goal)
+
+    def _fingers(self, hand: str) -> dict:
+        with self.lock:
+            joints = self.state.joints(self.world.data)
+        fingers = [self.names.joints[j] for g in self.names.grippers if g.hand == hand for j in g.joints]
+        position = sum(p for n, p in zip(joints.names, joints.positions) if n in fingers)
+        return {"position": max(0.0, position), "reached_goal": False, "stalled": False}
 
     def _check_trajectory(self, name: str, goal):
         problem = self.trajectories[name].problem(goal.trajectory.joint_names, self._points(goal))
@@ -242,69 +270,113 @@ class SimHardwareNode(Node):
     def _points(goal):
         from affplan_ros.sim.hardware.trajectories import TrajectoryPoint
 
-        return [TrajectoryPoint(p.time_from_start.sec + p.time_from_start.nanosec * 1e-9, tuple(p.positions),
-                                tuple(p.velocities)) for p in goal.trajectory.points]
+        return [TrajectoryPoint(_seconds(p.time_from_start), tuple(p.positions), tuple(p.velocities))
+                for p in goal.trajectory.points]
 
     def _follow(self, name: str, handle):
         from affplan_ros.sim.hardware.trajectories import TrajectoryError
 
-        FollowJointTrajectory = self._types["FollowJointTrajectory"]
+        Result = self._types["FollowJointTrajectory"].Result
         controller, goal = self.trajectories[name], handle.request
         by_name = lambda tolerances: {t.name: t.position for t in tolerances}  # noqa: E731
-        goal_time = goal.goal_time_tolerance.sec + goal.goal_time_tolerance.nanosec * 1e-9
-        with self.lock:
-            controller.command(goal.trajectory.joint_names, self._points(goal), self.world.data,
-                               by_name(goal.path_tolerance), by_name(goal.goal_tolerance), goal_time)
-            mine = controller.generation
-        end = self._points(goal)[-1].time_s if goal.trajectory.points else 0.0
-        # Wall time the goal may take: its simulated time at the slowest pace, plus a margin.
-        deadline = time.monotonic() + (end + 5.0) / (self.rate or 1.0) + 10.0
-        outcome = None
-        while outcome is None:
-            if controller.generation != mine:
-                handle.abort()
-                return FollowJointTrajectory.Result(error_code=TrajectoryError.INVALID_GOAL,
-                                                    error_string="preempted by a newer goal")
-            if handle.is_cancel_requested or time.monotonic() > deadline:
-                with self.lock:
-                    outcome = controller.stop(self.world.data)
-                if handle.is_cancel_requested:
-                    handle.canceled()
-                    return FollowJointTrajectory.Result(error_code=TrajectoryError.SUCCESSFUL,
-                                                        error_string="canceled")
-                handle.abort()
-                return FollowJointTrajectory.Result(error_code=TrajectoryError.GOAL_TOLERANCE_VIOLATED,
-                                                    error_string="the simulation did not finish it in time")
-            outcome = controller.wait(0.02)
-            tracking = controller.tracking()
-            if outcome is None and tracking is not None:
-                handle.publish_feedback(self._tracking_feedback(controller.names, tracking))
+        points = self._points(goal)
+        end = points[-1].time_s if points else 0.0
+        outcome, why = self._await(
+            controller, handle,
+            lambda: controller.command(goal.trajectory.joint_names, points, self.world.data,
+                                       by_name(goal.path_tolerance), by_name(goal.goal_tolerance),
+                                       _seconds(goal.goal_time_tolerance)),
+            self._wall_s(end), lambda: self._tracking_feedback(controller))
+        if why == "canceled":
+            handle.canceled()
+            return Result(error_code=TrajectoryError.SUCCESSFUL, error_string="canceled")
+        if outcome is None:
+            handle.abort()
+            code = TrajectoryError.INVALID_GOAL if why == "preempted" else TrajectoryError.GOAL_TOLERANCE_VIOLATED
+            return Result(error_code=int(code), error_string="preempted by a newer goal" if why == "preempted"
+                          else "the simulation did not finish it in time")
         if outcome.error == TrajectoryError.SUCCESSFUL:
             handle.succeed()
         else:
             handle.abort()
-        return FollowJointTrajectory.Result(error_code=int(outcome.error), error_string=outcome.text)
+        return Result(error_code=int(outcome.error), error_string=outcome.text)
 
-    def _tracking_feedback(self, names, tracking):
+    def _wall_s(self, sim_s: float) -> float:
+        """Wall seconds a goal of ``sim_s`` simulated seconds may take at the slowest pace."""
+        return (sim_s + 5.0) / (self.rate or 1.0) + 10.0
+
+    def _tracking_feedback(self, controller):
         from trajectory_msgs.msg import JointTrajectoryPoint
 
-        feedback = self._types["FollowJointTrajectory"].Feedback(joint_names=list(names), index=tracking.index)
+        tracking = controller.tracking()
+        if tracking is None:
+            return None
+        feedback = self._types["FollowJointTrajectory"].Feedback(joint_names=list(controller.names),
+                                                                 index=tracking.index)
         feedback.header.stamp = self._stamp()
         feedback.desired = JointTrajectoryPoint(positions=list(tracking.desired))
         feedback.actual = JointTrajectoryPoint(positions=list(tracking.actual))
         feedback.error = JointTrajectoryPoint(positions=[d - a for d, a in zip(tracking.desired, tracking.actual)])
         return feedback
 
-    def _feedback(self, hand: str) -> dict:
-        with self.lock:
-            joints = self.state.joints(self.world.data)
-        fingers = [self.names.joints[j] for g in self.names.grippers if g.hand == hand for j in g.joints]
-        position = sum(p for n, p in zip(joints.names, joints.positions) if n in fingers)
-        return {"position": max(0.0, position), "reached_goal": False, "stalled": False}
+    def _navigate(self, handle):
+        """Nav2's NavigateToPose: a collision-free path on the world's floor plan (what Nav2's
+        planner finds on a good map), driven by the base controller."""
+        from affplan_ros.sim.physics.navigation import plan_base_path
+        from affplan_ros.sim.physics.world import BasePose
 
-    def _gripper_result(self, outcome):
-        return self._types["GripperCommand"].Result(position=outcome.position, effort=outcome.effort,
-                                                    stalled=outcome.stalled, reached_goal=outcome.reached_goal)
+        NavigateToPose = self._types["NavigateToPose"]
+        Result = NavigateToPose.Result
+        goal = handle.request.pose
+        if goal.header.frame_id not in (self.names.map_frame, self.names.odom_frame, ""):
+            handle.abort()
+            return Result(error_code=Result.TF_ERROR, error_msg=f"no transform from {goal.header.frame_id!r} "
+                          f"to {self.names.map_frame!r}")
+        q = goal.pose.orientation
+        target = BasePose(goal.pose.position.x, goal.pose.position.y,
+                          math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z)))
+        with self.lock:
+            start = self.world.base_pose()
+            path = plan_base_path(self.world, start, target, self.world.spec.base_radius + NAV_CLEARANCE_M)
+        if path is None:
+            handle.abort()
+            return Result(error_code=Result.UNKNOWN, error_msg="no path to the goal: it is blocked or unreachable")
+        length = sum(math.hypot(b.x - a.x, b.y - a.y) for a, b in zip([start, *path], path))
+        began = self._stamp()
+        outcome, why = self._await(self.base, handle, lambda: self.base.drive(path, self.world.data),
+                                   self._wall_s(length / self.world.spec.base_speed + 10.0),
+                                   lambda: self._nav_feedback(began))
+        if why == "canceled":
+            handle.canceled()
+            return Result(error_code=Result.NONE, error_msg="canceled")
+        if outcome is not None and outcome.arrived:
+            handle.succeed()
+            return Result(error_code=Result.NONE)
+        handle.abort()
+        if outcome is None:
+            return Result(error_code=Result.UNKNOWN if why == "preempted" else Result.TIMEOUT,
+                          error_msg="preempted by a newer goal" if why == "preempted" else "did not arrive in time")
+        return Result(error_code=Result.UNKNOWN, error_msg=outcome.text)
+
+    def _nav_feedback(self, began):
+        from geometry_msgs.msg import PoseStamped
+        from std_msgs.msg import Header
+
+        feedback = self._types["NavigateToPose"].Feedback()
+        with self.lock:
+            pose, left, now = self.base.pose(self.world.data), self.base.remaining(self.world.data), self._stamp()
+        feedback.current_pose = PoseStamped(header=Header(stamp=now, frame_id=self.names.map_frame))
+        feedback.current_pose.pose.position.x, feedback.current_pose.pose.position.y = pose.x, pose.y
+        o = feedback.current_pose.pose.orientation
+        o.z, o.w = math.sin(pose.yaw / 2), math.cos(pose.yaw / 2)
+        feedback.distance_remaining = float(left)
+        elapsed = (now.sec - began.sec) + (now.nanosec - began.nanosec) * 1e-9
+        feedback.navigation_time.sec = int(elapsed)
+        feedback.navigation_time.nanosec = int((elapsed % 1) * 1e9)
+        return feedback
+
+    def _on_cmd_vel(self, msg) -> None:
+        self.base.command_velocity(msg.linear.x, msg.linear.y, msg.angular.z)
 
     def destroy_node(self):
         self._stop.set()
@@ -318,3 +390,7 @@ def main(args=None) -> int:
 
 if __name__ == "__main__":
     raise SystemExit(main())
+
+
+def _seconds(duration) -> float:
+    return duration.sec + duration.nanosec * 1e-9

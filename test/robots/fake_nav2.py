@@ -5,8 +5,7 @@ Prints every goal it receives as a JSON line. Nav2 fails goals beyond x = 50 wit
 fields. The grippers behave as ros2_controllers' parallel gripper controller does: opening
 reaches the goal; closing stops, stalled, at the width of what is between the fingers, taken in
 turn from the parameter ``grip_widths`` (one width per close, 0 or none left: nothing there, and
-the fingers close to the goal). ``--no-grippers``: Nav2 only (the grippers are someone else's,
-e.g. the simulated hardware's).
+the fingers close to the goal).
 """
 import json
 import sys
@@ -20,18 +19,13 @@ def main() -> int:
 
     from affplan_ros.nodes.base import run_node
 
-    grippers = "--no-grippers" not in sys.argv
-    if not grippers:
-        sys.argv.remove("--no-grippers")
-
     class FakeRobotDrivers(Node):
         def __init__(self):
             super().__init__("fake_robot_drivers")
             self.declare_parameter("grip_widths", [0.0])
             self.closes = 0
             ActionServer(self, NavigateToPose, "/navigate_to_pose", self.navigate)
-            hands = ("/gripper_left_controller/gripper_cmd", "/gripper_right_controller/gripper_cmd")
-            for name in hands if grippers else ():
+            for name in ("/gripper_left_controller/gripper_cmd", "/gripper_right_controller/gripper_cmd"):
                 ActionServer(self, GripperCommand, name, lambda h, name=name: self.grip(name, h))
 
         def navigate(self, handle):

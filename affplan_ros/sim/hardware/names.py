@@ -44,6 +44,8 @@ class HardwareNames:
     map_frame: str = "map"
     odom_frame: str = "odom"
     footprint_frame: str = "base_footprint"
+    navigate_action: str = "/navigate_to_pose"
+    cmd_vel: str = "/cmd_vel"
 
     @property
     def base_link(self) -> str:
@@ -62,12 +64,13 @@ class HardwareNames:
                 raise HardwareNamesError(f"{path}: each gripper names its two finger joints")
             controllers = tuple(TrajectoryControllerNames(name, tuple(spec["joints"]), spec["action"])
                                 for name, spec in (raw.get("trajectory_controllers") or {}).items())
-            cam, frames = raw["camera"], raw.get("frames", {})
+            cam, frames, base = raw["camera"], raw.get("frames", {}), raw.get("base", {})
             names = cls(dict(raw["joints"]), dict(raw["links"]), dict(raw.get("tool_frames", {})), grippers,
                         controllers,
                         CameraNames(cam["model_camera"], cam["link"], cam["optical_frame"]),
                         frames.get("map", "map"), frames.get("odom", "odom"),
-                        frames.get("base_footprint", "base_footprint"))
+                        frames.get("base_footprint", "base_footprint"),
+                        base.get("navigate_action", "/navigate_to_pose"), base.get("cmd_vel", "/cmd_vel"))
         except (KeyError, TypeError, AttributeError) as exc:
             raise HardwareNamesError(f"{path}: missing or malformed entry {exc}") from exc
         if "base" not in names.links:

@@ -224,3 +224,26 @@ def test_trajectory_goals_that_name_other_joints_or_go_back_in_time_are_refused(
     assert arm.problem(list(arm.names), backwards).error == TrajectoryError.INVALID_GOAL
     assert arm.problem(list(arm.names), [TrajectoryPoint(1.0, seven[:6])]).error == TrajectoryError.INVALID_GOAL
     assert arm.problem(list(reversed(arm.names)), [TrajectoryPoint(1.0, seven)]) is None    # any order
+
+
+def test_the_base_drives_a_path_and_stops_short_of_what_is_in_its_way(names):
+    from affplan_ros.sim.hardware.base import BaseController
+    from affplan_ros.sim.physics.navigation import plan_base_path
+    from affplan_ros.sim.physics.world import BasePose
+
+    world = build_world(parse_scene_text(SCENE))
+    base = BaseController(world.model, world.spec.base_speed, world.spec.base_yaw_rate)
+    start = world.base_pose()
+    goal = BasePose(start.x + 0.3, start.y - 0.6, start.yaw + 0.5)      # back from the table, turned
+    path = plan_base_path(world, start, goal, world.spec.base_radius + 0.05)
+    assert path is not None
+    base.drive(path, world.data)
+    arrived = _until_done(world, base)
+    pose = world.base_pose()
+    assert arrived.arrived and abs(pose.x - goal.x) < 0.04 and abs(pose.y - goal.y) < 0.04
+    assert base.remaining(world.data) < 0.05
+    # Straight through the table (no planner): the base is stopped by it, and says so.
+    table = world.things["table0"].placement
+    base.drive([BasePose(table.x, table.y, pose.yaw)], world.data)
+    blocked = _until_done(world, base)
+    assert not blocked.arrived and "something is in the way" in blocked.text

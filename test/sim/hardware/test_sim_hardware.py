@@ -76,28 +76,49 @@ def test_it_publishes_a_tiagos_clock_joints_frames_and_description(client):
     assert 0 < stamp < times[-1] + 1.0
 
 
-def test_a_grasp_that_closes_on_nothing_on_the_hardware_is_an_empty_grasp(hardware):
-    """robot_skills with the real gripper driver against the physics' gripper controller (the arm
-    and the base faked at their protocols): the hand closes where no cup is, and the gripper's
-    own result says so."""
-    from ros_support import printed_calls, send_skill
+def test_the_real_robot_drivers_navigate_and_feel_an_empty_grasp_on_the_hardware(client):
+    """robot_skills with the real Nav2 and gripper drivers (the arm faked at its protocol) against
+    the hardware's NavigateToPose and GripperCommand: the base drives where it is sent and the
+    odometry says it arrived, a goal inside the table has no path, and the hand that closes where
+    no cup is says so through its own result."""
+    from ros_support import Received, printed_calls, send_skill
+    from tf2_msgs.msg import TFMessage
 
     from affplan_ros.launcher import NodeProcess, params_file_for
     from affplan_ros.msg import FailureObservation
 
-    nav = NodeProcess([sys.executable, str(ROBOTS / "fake_nav2.py"), "--no-grippers"], name="fake_nav2")
-    poses = params_file_for(f"{NS}/robot_skills", {"object_poses": ["cup0 1.2 1.0 0.8"]})
+    poses = params_file_for(f"{NS}/robot_skills", {"object_poses": ["cup0 -0.6 1.4 0.8"]})
     robot = NodeProcess([sys.executable, str(ROBOTS / "fake_robot.py"), "--ros-drivers", "--ros-args",
                          "-r", "__node:=robot_skills", "-r", f"__ns:={NS}", "--params-file", str(CONFIG),
                          "--params-file", poses], name="robot_skills_hw")
     try:
+        went = send_skill("Navigate", NS, agent="robot0", to_location="aside", goal_pose=[_pose(-0.3, 0.3, 2.0)])
+        assert went.success, went.failure.why
+        with Received(client, TFMessage, "/tf", 100) as tf:
+            assert tf.wait(lambda m: m, 10.0)
+        odom = next(t.transform for t in tf.messages[-1].transforms if t.child_frame_id == "base_footprint")
+        assert (odom.translation.x, odom.translation.y) == pytest.approx((-0.3, 0.3), abs=0.05)
+        into = send_skill("Navigate", NS, agent="robot0", to_location="table0", goal_pose=[_pose(-0.6, 1.6, 0.0)])
+        assert not into.success and into.failure.why.startswith("Nav2 failed: no path to the goal")
+        assert into.failure.cause == FailureObservation.CAUSE_BLOCKED
         empty = send_skill("Grasp", NS, agent="robot0", object="cup0", support="table0", location="table0")
         assert not empty.success and empty.failure.cause == FailureObservation.CAUSE_EMPTY_GRASP, empty.failure
         assert "the left gripper closed on nothing where cup0 should be" in empty.failure.why
         assert [c["driver"] for c in printed_calls(robot, 0)] == ["arm", "arm"]   # approach, descend; then grip
     finally:
         robot.stop()
-        nav.stop()
+
+
+def _pose(x: float, y: float, yaw: float):
+    import math
+
+    from geometry_msgs.msg import PoseStamped
+
+    pose = PoseStamped()
+    pose.header.frame_id = "map"
+    pose.pose.position.x, pose.pose.position.y = x, y
+    pose.pose.orientation.z, pose.pose.orientation.w = math.sin(yaw / 2), math.cos(yaw / 2)
+    return pose
 
 
 def test_the_head_follows_a_joint_trajectory_and_a_bad_goal_is_refused(client):
