@@ -119,7 +119,7 @@ class SimHardwareNode(Node):
         group = ReentrantCallbackGroup()
         self._servers = [ActionServer(self, GripperCommand, g.action,
                                       execute_callback=lambda handle, hand=g.hand: self._grip(hand, handle),
-                                      goal_callback=lambda _goal: GoalResponse.ACCEPT,
+                                      goal_callback=lambda goal, hand=g.hand: self._check_grip(hand, goal),
                                       cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group)
                          for g in names.grippers]
         self.trajectories = {c.name: TrajectoryController(self.world.model, c.joints,
@@ -132,6 +132,7 @@ class SimHardwareNode(Node):
                           for c in names.trajectory_controllers]
         self.base = BaseController(self.world.model, spec.base_speed, spec.base_yaw_rate)
         self._servers.append(ActionServer(self, NavigateToPose, names.navigate_action, execute_callback=self._navigate,
+                                          goal_callback=self._check_navigation,
                                           cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group))
         from geometry_msgs.msg import Twist
 
@@ -254,10 +255,22 @@ class SimHardwareNode(Node):
 
     def _fingers(self, hand: str) -> dict:
         with self.lock:
-            joints = self.state.joints(self.world.data)
-        fingers = [self.names.joints[j] for g in self.names.grippers if g.hand == hand for j in g.joints]
-        position = sum(p for n, p in zip(joints.names, joints.positions) if n in fingers)
-        return {"position": max(0.0, position), "reached_goal": False, "stalled": False}
+            position = self.grippers[hand].opening(self.world.data)
+        return {"position": position, "reached_goal": False, "stalled": False}
+
+    def _check_grip(self, hand: str, goal):
+        command = goal.command
+        if not (math.isfinite(command.position) and math.isfinite(command.max_effort)):
+            self.get_logger().warn(f"{hand} gripper goal refused: position and max_effort must be finite numbers")
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def _check_navigation(self, goal):
+        p, q = goal.pose.pose.position, goal.pose.pose.orientation
+        if not all(math.isfinite(v) for v in (p.x, p.y, p.z, q.x, q.y, q.z, q.w)):
+            self.get_logger().warn("navigation goal refused: the pose must be finite numbers")
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
 
     def _check_trajectory(self, name: str, goal):
         problem = self.trajectories[name].problem(goal.trajectory.joint_names, self._points(goal))

@@ -37,11 +37,10 @@ class BaseOutcome:
 
 class BaseController(Controller[BaseOutcome]):
     def __init__(self, model: mujoco.MjModel, speed: float, yaw_rate: float):
-        super().__init__()
+        super().__init__(model, BASE_JOINTS)
         self.speed, self.yaw_rate = speed, yaw_rate
-        self._qpos = [int(model.joint(j).qposadr[0]) for j in BASE_JOINTS]
-        self._act = [model.actuator(j).id for j in BASE_JOINTS]
         self._segments: list[tuple[BasePose, BasePose, float]] = []     # from, to, duration (s)
+        self._total = 0.0                                                # s the segments take
         self._t = 0.0
         self._velocity: Optional[tuple[float, float, float]] = None       # vx, vy (base frame), wz
         self._velocity_age = 0.0
@@ -64,6 +63,7 @@ class BaseController(Controller[BaseOutcome]):
                 segments.append((start, goal, seconds))
                 start = goal
             self._segments, self._t, self._velocity = segments, 0.0, None
+            self._total = sum(seconds for *_, seconds in segments)
             self._begin()
 
     def remaining(self, data: mujoco.MjData) -> float:
@@ -109,17 +109,16 @@ class BaseController(Controller[BaseOutcome]):
         pose = self.pose(data)
         behind = hypot(pose.x - target.x, pose.y - target.y)
         if behind > BLOCKED_M:
-            self._stop_here(data)
+            self._hold(data)
             self._end(BaseOutcome(False, f"the base is {behind:.2f} m short of where it should be: "
                                          "something is in the way"))
             return
-        total = sum(seconds for *_, seconds in self._segments)
         goal = self._segments[-1][1]
         off, turn = hypot(pose.x - goal.x, pose.y - goal.y), abs(_wrap(pose.yaw - goal.yaw))
-        if self._t >= total and off < ARRIVED_M and turn < ARRIVED_RAD:
+        if self._t >= self._total and off < ARRIVED_M and turn < ARRIVED_RAD:
             self._end(BaseOutcome(True))
-        elif self._t > total + SETTLE_S:
-            self._stop_here(data)
+        elif self._t > self._total + SETTLE_S:
+            self._hold(data)
             self._end(BaseOutcome(False, f"the base stopped {off:.2f} m and {turn:.2f} rad from the goal"))
 
     def _integrate(self, data: mujoco.MjData, dt: float) -> None:
@@ -133,13 +132,5 @@ class BaseController(Controller[BaseOutcome]):
         data.ctrl[self._act[1]] = y + (vx * sin(yaw) + vy * cos(yaw)) * dt
         data.ctrl[self._act[2]] = yaw + wz * dt
 
-    def _stop_here(self, data: mujoco.MjData) -> None:
-        for act, q in zip(self._act, self._qpos):
-            data.ctrl[act] = float(data.qpos[q])
-
-    def stop(self, data: mujoco.MjData) -> BaseOutcome:
-        """Stop where the base is (a canceled goal)."""
-        with self._lock:
-            self._stop_here(data)
-            self._end(BaseOutcome(False, "canceled", canceled=True))
-            return self._outcome
+    def _stopped(self, data: mujoco.MjData) -> BaseOutcome:
+        return BaseOutcome(False, "canceled", canceled=True)

@@ -31,11 +31,9 @@ class GripperController(Controller[GripperOutcome]):
     (with the world's lock held), ``command`` and ``wait`` from an action server's thread."""
 
     def __init__(self, model: mujoco.MjModel, joints: tuple[str, str], stroke: float):
-        super().__init__()
+        super().__init__(model, joints)
         self.model, self.stroke = model, stroke
-        self._qpos = [int(model.joint(j).qposadr[0]) for j in joints]
         self._qvel = [int(model.joint(j).dofadr[0]) for j in joints]
-        self._act = [model.actuator(j).id for j in joints]
         self._max_force = [float(model.actuator_forcerange[a, 1]) for a in self._act]
         self._goal: Optional[float] = None
         self._start = self._target = 0.0
@@ -66,20 +64,17 @@ class GripperController(Controller[GripperOutcome]):
             moving = any(abs(float(data.qvel[v])) > STILL_SPEED for v in self._qvel)
             self._still = 0.0 if moving or s < 1.0 else self._still + dt
             if self._still >= STILL_S or self._elapsed >= TIMEOUT_S:
-                self._finish(data)
+                self._end(self._stopped(data))
 
-    def stop(self, data: mujoco.MjData) -> GripperOutcome:
-        """Hold the fingers where they are (a canceled command)."""
-        with self._lock:
-            for a, q in zip(self._act, self._qpos):
-                data.ctrl[a] = float(data.qpos[q])
-            self._finish(data)
-            return self._outcome
+    def opening(self, data: mujoco.MjData) -> float:
+        """The opening between the pads (m), from the finger joints."""
+        return max(0.0, sum(float(data.qpos[q]) for q in self._qpos))
 
-    def _finish(self, data: mujoco.MjData) -> None:
-        position = max(0.0, sum(float(data.qpos[q]) for q in self._qpos))
+    def _stopped(self, data: mujoco.MjData) -> GripperOutcome:
+        """Where the fingers are now, against the goal of the command that ends."""
+        position = self.opening(data)
         effort = max(abs(float(data.actuator_force[a])) for a in self._act)
         goal = self._goal if self._goal is not None else position
         reached = abs(position - goal) <= GOAL_TOLERANCE
         self._goal = None
-        self._end(GripperOutcome(position, effort, stalled=not reached, reached_goal=reached))
+        return GripperOutcome(position, effort, stalled=not reached, reached_goal=reached)

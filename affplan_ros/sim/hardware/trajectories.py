@@ -66,10 +66,8 @@ class Tracking:
 class TrajectoryController(Controller[TrajectoryOutcome]):
     def __init__(self, model: mujoco.MjModel, joints: Sequence[str], names: Sequence[str]):
         """``joints``: the model's joints it drives; ``names``: their names on the ROS graph."""
-        super().__init__()
+        super().__init__(model, joints)
         self.names = tuple(names)
-        self._qpos = [int(model.joint(j).qposadr[0]) for j in joints]
-        self._act = [model.actuator(j).id for j in joints]
         self._points: list[TrajectoryPoint] = []
         self._path = self._goal_tol = np.zeros(len(self._act))
         self._goal_time = DEFAULT_GOAL_TIME_S
@@ -110,11 +108,14 @@ class TrajectoryController(Controller[TrajectoryOutcome]):
             self._begin()
 
     def _tolerances(self, given: dict[str, float] | None, default: float) -> np.ndarray:
+        # control_msgs: 0 (or no entry) keeps the default, -1 erases the tolerance; no default is
+        # no tolerance.
         values = []
         for name in self.names:
             v = (given or {}).get(name, 0.0)
-            values.append(default if v == 0.0 else (math.inf if v == NO_TOLERANCE else abs(v)))
-        return np.array([math.inf if v == 0.0 else v for v in values])
+            tolerance = math.inf if v == NO_TOLERANCE else abs(v) or default
+            values.append(tolerance or math.inf)
+        return np.array(values)
 
     def update(self, data: mujoco.MjData, dt: float) -> None:
         with self._lock:
@@ -164,16 +165,8 @@ class TrajectoryController(Controller[TrajectoryOutcome]):
             return h[0] * pa + h[1] * va + h[2] * pb + h[3] * vb, i - 1
         return pa + s * (pb - pa), i - 1
 
-    def _hold(self, data: mujoco.MjData) -> None:
-        for a, q in zip(self._act, self._qpos):
-            data.ctrl[a] = float(data.qpos[q])
-
-    def stop(self, data: mujoco.MjData) -> TrajectoryOutcome:
-        """Hold the joints where they are (a canceled goal)."""
-        with self._lock:
-            self._hold(data)
-            self._end(TrajectoryOutcome(TrajectoryError.SUCCESSFUL, "canceled", canceled=True))
-            return self._outcome
+    def _stopped(self, data: mujoco.MjData) -> TrajectoryOutcome:
+        return TrajectoryOutcome(TrajectoryError.SUCCESSFUL, "canceled", canceled=True)
 
     def tracking(self) -> Optional[Tracking]:
         with self._lock:

@@ -155,3 +155,36 @@ def test_the_head_follows_a_joint_trajectory_and_a_bad_goal_is_refused(client):
     refused = FutureWait(action.send_goal_async(goal(["arm_right_1_joint"], [0.0])))
     assert refused.until(time.monotonic() + 10.0) == "done" and not refused.future.result().accepted
     action.destroy()
+
+
+def test_gripper_and_navigation_goals_that_are_not_numbers_are_refused(client):
+    """A NaN would reach the physics as a set-point and break the world: refused at the door,
+    and the hardware keeps serving."""
+    from control_msgs.action import GripperCommand
+    from nav2_msgs.action import NavigateToPose
+
+    from affplan_ros.nodes.base import ActionClient, FutureWait
+
+    def answer(action, goal):
+        sent = FutureWait(action.send_goal_async(goal))
+        assert sent.until(time.monotonic() + 10.0) == "done"
+        return sent.future.result()
+
+    gripper = ActionClient(client, GripperCommand, "/gripper_right_controller/gripper_cmd")
+    nav = ActionClient(client, NavigateToPose, "/navigate_to_pose")
+    assert gripper.wait_for_server(timeout_sec=20.0) and nav.wait_for_server(timeout_sec=20.0)
+    bad_grip = GripperCommand.Goal()
+    bad_grip.command.position, bad_grip.command.max_effort = float("nan"), 40.0
+    assert not answer(gripper, bad_grip).accepted
+    bad_nav = NavigateToPose.Goal(pose=_pose(0.0, 0.0, 0.0))
+    bad_nav.pose.pose.position.x = float("inf")
+    assert not answer(nav, bad_nav).accepted
+    good = GripperCommand.Goal()
+    good.command.position, good.command.max_effort = 0.09, 40.0
+    handle = answer(gripper, good)
+    assert handle.accepted
+    done = FutureWait(handle.get_result_async())
+    assert done.until(time.monotonic() + 20.0) == "done"
+    assert done.future.result().result.position == pytest.approx(0.09, abs=0.004)
+    gripper.destroy()
+    nav.destroy()
