@@ -62,7 +62,7 @@ def bench_parser(name: str):
 
 def test_the_bench_subcommands_are_the_frames_list(capsys):
     assert BENCHMARKS == ["plan", "scale", "autogptp", "alternative", "oam", "perception", "recovery", "tokens",
-                          "faults", "memory", "physics"]
+                          "faults", "memory", "physics", "hardware"]
     assert {path[1] for path in SUBCOMMANDS if path[0] == "bench" and len(path) == 2} == set(BENCHMARKS)
     with pytest.raises(SystemExit):
         main(["bench", "--help"])

@@ -52,6 +52,8 @@ BENCHMARKS: list[Benchmark] = [
               "memory built from the physics world's camera through perception vs. the truth; tasks on it"),
     Benchmark("physics", "affplan_ros.bench.physics",
               "oracle plans executed on the MuJoCo physics world: success, failures by cause, real-time factor"),
+    Benchmark("hardware", "affplan_ros.bench.hardware",
+              "the simulated Tiago++ hardware (sim_hardware): real-time factor without the camera, camera frame rate"),
 ]
 
 

@@ -104,6 +104,19 @@ def image_msg(array, encoding: str, header):
                  step=f.step, data=f.data)
 
 
+def camera_info_msg(frame, header):
+    """A rendered camera frame's intrinsics (``fx, fy, cx, cy, width, height``: a
+    sim.physics.camera.CameraFrame) -> sensor_msgs/CameraInfo with ``header``: a pinhole without
+    distortion (plumb_bob, D all zero), the projection P the same as K."""
+    from sensor_msgs.msg import CameraInfo
+
+    fx, fy, cx, cy = (float(v) for v in (frame.fx, frame.fy, frame.cx, frame.cy))
+    return CameraInfo(header=header, width=frame.width, height=frame.height, distortion_model="plumb_bob",
+                      d=[0.0] * 5, k=[fx, 0.0, cx, 0.0, fy, cy, 0.0, 0.0, 1.0],
+                      r=[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0],
+                      p=[fx, 0.0, cx, 0.0, 0.0, fy, cy, 0.0, 0.0, 0.0, 1.0, 0.0])
+
+
 def observation_to_msg(observation, header, location: str, oam):
     """core.perception.Observation -> SceneObservation (objects in the image's frame)."""
     from geometry_msgs.msg import PoseStamped

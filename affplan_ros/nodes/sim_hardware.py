@@ -27,9 +27,17 @@ config/hardware/<robot>.yaml:
   as Nav2's planner finds on a good map, driven by the base controller; error codes and messages,
   feedback (pose, distance remaining), cancel; and ``/cmd_vel`` (geometry_msgs/Twist, in the base
   frame) while no goal drives the base.
+* the head RGB-D camera, as Tiago's driver publishes it (``/head_front_camera/rgb/image_raw`` rgb8,
+  ``/head_front_camera/depth_registered/image_raw`` 32FC1 metres, and the camera_info of each),
+  ``camera_rate_hz`` frames per simulated second, in the optical frame on /tf_static. Rendered in a
+  thread of its own from a copy of the physics state (sim/hardware/camera.py), so the physics does
+  not wait for a frame; when rendering cannot keep up, frames are dropped, not queued.
 
-Not yet served: the head RGB-D camera's topics (sim_world publishes the camera today). Where the objects are is never
-published here: that is the referee's, for benchmarks and tests only.
+And one topic no robot has: the **referee**, ``/referee/objects`` (affplan_ros/msg/RefereeObjects,
+``referee_rate_hz`` per simulated second): where every thing of the world is, its box and how far
+it is open, read from the physics state (sim/hardware/referee.py). It is the simulator's truth, for
+benchmarks, tests and the oracle pose source; a real robot has no such topic, and the robot's
+software (``affplan_ros/robots``) never reads it.
 """
 from __future__ import annotations
 
@@ -43,7 +51,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
 from affplan_ros.env import config_file
-from affplan_ros.nodes.base import LATCHED_QOS, run_node
+from affplan_ros.nodes.base import LATCHED_QOS, RELIABLE_SENSOR_QOS, run_node
 from affplan_ros.nodes.params import Param, declare_params
 
 PARAMS = (
@@ -55,11 +63,18 @@ PARAMS = (
           minimum=0),
     Param("state_rate_hz", 50.0, "joint states and /tf per simulated second", above=0),
     Param("clock_rate_hz", 100.0, "/clock messages per simulated second", above=0),
+    Param("camera_rate_hz", 2.0, "head camera frames (colour, depth, camera_info) per simulated second, as fast "
+          "as rendering allows at most (0 = no camera)", minimum=0),
+    Param("camera_width", 320, "head camera image width, pixels", minimum=16),
+    Param("camera_height", 240, "head camera image height, pixels", minimum=16),
+    Param("referee_rate_hz", 10.0, "/referee/objects messages per simulated second: the simulator's truth for "
+          "benchmarks and tests, never for the robot's software (0 = none)", minimum=0),
 )
 
 CONTROL_PERIOD_S = 0.01    # simulated seconds between controller updates (100 Hz, as ros2_control)
 TF_STATIC_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
+REFEREE_TOPIC = "/referee/objects"   # the simulator's truth (see the module's docstring)
 GRIPPER_WAIT_S = 10.0      # wall seconds a gripper command may take before it is aborted
 NAV_CLEARANCE_M = 0.05     # kept between the base's disc and anything, as Nav2's inflation does
 
@@ -138,17 +153,33 @@ class SimHardwareNode(Node):
 
         self.create_subscription(Twist, names.cmd_vel, self._on_cmd_vel, 10)
         self._stop = threading.Event()
-        self._state_every = max(1, round(1.0 / (p.state_rate_hz * CONTROL_PERIOD_S)))
-        self._clock_every = max(1, round(1.0 / (p.clock_rate_hz * CONTROL_PERIOD_S)))
+        self._state_every = _every(p.state_rate_hz)
+        self._clock_every = _every(p.clock_rate_hz)
+        self._referee_every = _every(p.referee_rate_hz) if p.referee_rate_hz > 0 else 0
+        if self._referee_every:
+            from affplan_ros.msg import RefereeObjects
+
+            self.referee_pub = self.create_publisher(RefereeObjects, REFEREE_TOPIC, 10)
+        self._camera_thread = None
+        if p.camera_rate_hz > 0:
+            self._camera_publishers()
+            self._camera_thread = threading.Thread(
+                target=self._camera_loop, args=(1.0 / p.camera_rate_hz, p.camera_width, p.camera_height),
+                name="head_camera", daemon=True)
+            self._camera_thread.start()
         self._loop = threading.Thread(target=self._run, name="physics", daemon=True)
         self._loop.start()
         self.get_logger().info(f"hardware of {path}: built in {time.monotonic() - started:.1f} s; "
                                f"{len(names.joints)} joints, grippers {', '.join(self.grippers)}, "
                                f"trajectory controllers {', '.join(self.trajectories)}; "
-                               f"real-time factor {self.rate:g}" + (" (as fast as it goes)" if not self.rate else ""))
+                               f"real-time factor {self.rate:g}" + (" (as fast as it goes)" if not self.rate else "")
+                               + (f"; camera {p.camera_width}x{p.camera_height} at {p.camera_rate_hz:g} Hz"
+                                  if p.camera_rate_hz > 0 else "; no camera"))
 
     # -- the physics loop ------------------------------------------------------------------------
     def _run(self) -> None:
+        from affplan_ros.sim.hardware.referee import referee_records
+
         steps = self.world.steps(CONTROL_PERIOD_S)
         period = steps * self.world.model.opt.timestep
         tick, wall0, sim0 = 0, time.monotonic(), self.world.sim_seconds
@@ -161,10 +192,14 @@ class SimHardwareNode(Node):
                     stamp = self._stamp()
                     state = (self.state.joints(self.world.data), self.state.odometry(self.world.data),
                              self.state.links(self.world.data)) if tick % self._state_every == 0 else None
+                    referee = (referee_records(self.world) if self._referee_every
+                               and tick % self._referee_every == 0 else None)
                 if tick % self._clock_every == 0:
                     self.clock_pub.publish(self._types["Clock"](clock=stamp))
                 if state is not None:
                     self._publish_state(stamp, *state)
+                if referee is not None:
+                    self._publish_referee(stamp, referee)
                 tick += 1
                 if self.rate > 0:   # paced: simulated time runs rate x wall time
                     ahead = (self.world.sim_seconds - sim0) / self.rate - (time.monotonic() - wall0)
@@ -174,10 +209,73 @@ class SimHardwareNode(Node):
             self.get_logger().error(f"the physics loop stopped: {type(exc).__name__}: {exc}")
 
     def _stamp(self):
-        from builtin_interfaces.msg import Time
+        return _time_msg(self.world.data.time)
 
-        ns = int(round(self.world.data.time * 1e9))
-        return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+    # -- the referee (the simulator's truth: never for the robot's software) -----------------------
+    def _publish_referee(self, stamp, records) -> None:
+        from geometry_msgs.msg import Pose, Vector3
+        from std_msgs.msg import Header
+
+        from affplan_ros.msg import RefereeObject, RefereeObjects
+
+        objects = []
+        for r in records:
+            pose = Pose()
+            pose.position.x, pose.position.y, pose.position.z = r.position
+            pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = r.quaternion
+            objects.append(RefereeObject(name=r.name, class_name=r.class_name, kind=r.kind, pose=pose,
+                                         size=Vector3(x=r.size[0], y=r.size[1], z=r.size[2]),
+                                         open_fraction=r.open_fraction))
+        self.referee_pub.publish(RefereeObjects(header=Header(stamp=stamp, frame_id=self.names.map_frame),
+                                                objects=objects))
+
+    # -- the head camera -------------------------------------------------------------------------
+    def _camera_publishers(self) -> None:
+        from sensor_msgs.msg import CameraInfo, Image
+
+        topics = self.names.camera
+        # Reliable, as sim_world's camera: a best-effort reader (RViz) still takes it.
+        self.image_pub = self.create_publisher(Image, topics.rgb_topic, RELIABLE_SENSOR_QOS)
+        self.depth_pub = self.create_publisher(Image, topics.depth_topic, RELIABLE_SENSOR_QOS)
+        self.info_pub = self.create_publisher(CameraInfo, topics.info_topic, RELIABLE_SENSOR_QOS)
+        self.depth_info_pub = self.create_publisher(CameraInfo, topics.depth_info_topic, RELIABLE_SENSOR_QOS)
+
+    def _camera_loop(self, period: float, width: int, height: int) -> None:
+        """Frames every ``period`` simulated seconds, rendered here from a copy of the state taken
+        under the lock (the EGL context is this thread's)."""
+        from affplan_ros.sim.hardware.camera import FrameSchedule, SnapshotCamera
+
+        camera = None
+        schedule = FrameSchedule(period)
+        try:
+            camera = SnapshotCamera(self.world, width, height)
+            while not self._stop.is_set():
+                now = float(self.world.data.time)   # a float read: no lock needed to decide whether to wait
+                if not schedule.is_due(now):
+                    self._stop.wait(schedule.wait_s(now, self.rate))
+                    continue
+                with self.lock:
+                    taken = camera.copy_state()
+                self._publish_frame(camera.render())
+                schedule.taken(taken)
+        except Exception as exc:  # noqa: BLE001 - said once; the hardware goes on without a camera
+            self.get_logger().error(f"the head camera stopped: {type(exc).__name__}: {exc}")
+        finally:
+            if camera is not None:
+                camera.close()
+
+    def _publish_frame(self, frame) -> None:
+        from std_msgs.msg import Header
+
+        from affplan_ros.nodes.convert import camera_info_msg, image_msg
+
+        header = Header(stamp=_time_msg(frame.sim_time), frame_id=self.names.camera.optical_frame)
+        info = camera_info_msg(frame, header)
+        self.image_pub.publish(image_msg(frame.rgb, "rgb8", header))
+        self.info_pub.publish(info)
+        if frame.depth is not None:
+            self.depth_pub.publish(image_msg(frame.depth, "32FC1", header))
+            self.depth_info_pub.publish(info)
 
     def _publish_state(self, stamp, joints, odometry, links) -> None:
         from sensor_msgs.msg import JointState
@@ -394,6 +492,8 @@ class SimHardwareNode(Node):
     def destroy_node(self):
         self._stop.set()
         self._loop.join(5.0)
+        if self._camera_thread is not None:
+            self._camera_thread.join(5.0)
         return super().destroy_node()
 
 
@@ -401,9 +501,21 @@ def main(args=None) -> int:
     return run_node(SimHardwareNode, args)
 
 
-if __name__ == "__main__":
-    raise SystemExit(main())
-
-
 def _seconds(duration) -> float:
     return duration.sec + duration.nanosec * 1e-9
+
+
+def _time_msg(seconds: float):
+    from builtin_interfaces.msg import Time
+
+    ns = int(round(seconds * 1e9))
+    return Time(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)
+
+
+def _every(rate_hz: float) -> int:
+    """Control ticks between two messages at ``rate_hz`` per simulated second."""
+    return max(1, round(1.0 / (rate_hz * CONTROL_PERIOD_S)))
+
+
+if __name__ == "__main__":   # last: `python -m` runs it, and main() never returns
+    raise SystemExit(main())

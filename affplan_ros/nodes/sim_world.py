@@ -67,7 +67,13 @@ from affplan_ros.nodes.base import (
     run_node,
     serve,
 )
-from affplan_ros.nodes.convert import failure_to_msg, image_msg, message_fields, skill_goal_problem
+from affplan_ros.nodes.convert import (
+    camera_info_msg,
+    failure_to_msg,
+    image_msg,
+    message_fields,
+    skill_goal_problem,
+)
 from affplan_ros.nodes.convert_memory import relation_to_msg, scene_object_msg
 from affplan_ros.nodes.params import Param, declare_params
 from affplan_ros.sim.executor import SimulatedExecutor
@@ -245,19 +251,13 @@ class SimWorldNode(Node):
     def _publish_frame(self, frame) -> None:
         """One rendered frame as a real RGB-D camera driver publishes it (optical frame)."""
         from geometry_msgs.msg import PoseStamped
-        from sensor_msgs.msg import CameraInfo
         from std_msgs.msg import Header
 
         header = Header(stamp=self.get_clock().now().to_msg(), frame_id=CAMERA_FRAME)
         self.image_pub.publish(image_msg(frame.rgb, "rgb8", header))
         if frame.depth is not None:
             self.depth_pub.publish(image_msg(frame.depth, "32FC1", header))
-        k = [frame.fx, 0.0, frame.cx, 0.0, frame.fy, frame.cy, 0.0, 0.0, 1.0]
-        self.info_pub.publish(CameraInfo(header=header, width=frame.width, height=frame.height,
-                                         distortion_model="plumb_bob", d=[0.0] * 5, k=k,
-                                         r=[1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0],
-                                         p=[frame.fx, 0.0, frame.cx, 0.0, 0.0, frame.fy, frame.cy, 0.0,
-                                            0.0, 0.0, 1.0, 0.0]))
+        self.info_pub.publish(camera_info_msg(frame, header))
         pose = PoseStamped(header=Header(stamp=header.stamp, frame_id="map"))
         pose.pose.position.x, pose.pose.position.y, pose.pose.position.z = (float(v) for v in frame.position)
         o = pose.pose.orientation

@@ -31,6 +31,11 @@ class CameraNames:
     model_camera: str
     link: str
     optical_frame: str
+    # The topics, as a Tiago++'s head camera driver publishes them.
+    rgb_topic: str = "/head_front_camera/rgb/image_raw"
+    depth_topic: str = "/head_front_camera/depth_registered/image_raw"
+    info_topic: str = "/head_front_camera/rgb/camera_info"
+    depth_info_topic: str = "/head_front_camera/depth_registered/camera_info"
 
 
 @dataclass(frozen=True)
@@ -67,7 +72,8 @@ class HardwareNames:
             cam, frames, base = raw["camera"], raw.get("frames", {}), raw.get("base", {})
             names = cls(dict(raw["joints"]), dict(raw["links"]), dict(raw.get("tool_frames", {})), grippers,
                         controllers,
-                        CameraNames(cam["model_camera"], cam["link"], cam["optical_frame"]),
+                        CameraNames(cam["model_camera"], cam["link"], cam["optical_frame"],
+                                    **{k: str(cam[k]) for k in _CAMERA_TOPICS if k in cam}),
                         frames.get("map", "map"), frames.get("odom", "odom"),
                         frames.get("base_footprint", "base_footprint"),
                         base.get("navigate_action", "/navigate_to_pose"), base.get("cmd_vel", "/cmd_vel"))
@@ -93,6 +99,9 @@ class HardwareNames:
         doubled = sorted({f for f in frames if frames.count(f) > 1})
         if doubled:
             raise HardwareNamesError(f"frame names used twice: {', '.join(doubled)}")
+
+
+_CAMERA_TOPICS = ("rgb_topic", "depth_topic", "info_topic", "depth_info_topic")
 
 
 def _missing(lookup, name: str) -> bool:

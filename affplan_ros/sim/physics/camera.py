@@ -89,8 +89,10 @@ class HeadCamera:
     def close(self) -> None:
         self._renderer.close()
 
-    def render(self) -> CameraFrame:
-        data = self.world.data
+    def render(self, data: Optional[mujoco.MjData] = None) -> CameraFrame:
+        """A frame of the world's data, or of ``data`` (a copy of its state with its kinematics
+        computed: sim_hardware renders from one, so that the physics need not wait)."""
+        data = self.world.data if data is None else data
         self._renderer.update_scene(data, camera=self._camera)
         rgb = self._renderer.render().copy()
         depth = None

@@ -1,7 +1,8 @@
-"""sim_hardware over DDS: the physics world publishes a Tiago++'s clock, joint states, frames and
-description, and its grippers answer control_msgs' GripperCommand from the physics; the real
-robot's skill server, driving those grippers, fails a grasp that closes on nothing as an empty
-grasp."""
+"""sim_hardware over DDS: the physics world publishes a Tiago++'s clock, joint states, frames,
+description and head camera (its image where /tf says the camera is), and its grippers answer
+control_msgs' GripperCommand from the physics; the real robot's skill server, driving those
+grippers, fails a grasp that closes on nothing as an empty grasp. The referee reports where the
+cup and the table are."""
 from __future__ import annotations
 
 import sys
@@ -9,6 +10,7 @@ import time
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytestmark = [pytest.mark.ros]
@@ -17,6 +19,8 @@ ROOT = Path(__file__).resolve().parents[3]
 ROBOTS = ROOT / "test" / "robots"
 CONFIG = ROOT / "config" / "tiago.yaml"
 NS = "/affplan_hw"
+CAMERA_SIZE = (320, 240)
+OPTICAL = "head_front_camera_rgb_optical_frame"
 SCENE = ("SCENE-DESCRIPTION\nOBJECTS\ntable:0\ncup:0\nrobot:0\nEND-OBJECTS\nRELATIONS\non cup:0 table:0\n"
          "at robot:0 table:0\nEND-RELATIONS\nLOCATIONS\ntable:0\nEND-LOCATIONS\n")
 
@@ -28,7 +32,9 @@ def hardware(tmp_path_factory):
     scene = tmp_path_factory.mktemp("hw") / "scene.txt"
     scene.write_text(SCENE)
     proc = NodeProcess([sys.executable, str(ROOT / "scripts" / "nodes" / "sim_hardware"), "--ros-args",
-                        "-p", f"scenario:={scene}", "-p", "real_time_factor:=2.0"], name="sim_hardware")
+                        "-p", f"scenario:={scene}", "-p", "real_time_factor:=2.0", "-p", "camera_rate_hz:=2.0",
+                        "-p", f"camera_width:={CAMERA_SIZE[0]}", "-p", f"camera_height:={CAMERA_SIZE[1]}",
+                        "-p", "referee_rate_hz:=10.0"], name="sim_hardware")
     yield proc
     assert proc.stop() == 0, "".join(proc.output[-40:])
 
@@ -76,6 +82,91 @@ def test_it_publishes_a_tiagos_clock_joints_frames_and_description(client):
     assert 0 < stamp < times[-1] + 1.0
 
 
+# The two tests below look at the table from where the scene puts the robot: they run before the
+# navigation test drives it away.
+def test_the_head_camera_shows_the_table_where_tf_and_camera_info_say(client):
+    """Colour and depth as Tiago's driver publishes them (a best-effort reader takes them), stamped
+    in simulated time, in the optical frame; the table's top centre, from the referee, projected
+    through /tf, /tf_static and camera_info, lands where the depth image sees it."""
+    from rclpy.qos import qos_profile_sensor_data
+    from ros_support import Received
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import CameraInfo, Image
+    from tf2_msgs.msg import TFMessage
+
+    from affplan_ros.msg import RefereeObjects
+    from affplan_ros.nodes.base import RELIABLE_SENSOR_QOS
+    from affplan_ros.nodes.sim_hardware import TF_STATIC_QOS
+
+    tilt = 0.75            # the head looks down onto the table (at home it looks over it)
+    _move_head(client, 0.0, tilt)
+    with Received(client, Clock, "/clock", 10) as clock:
+        assert clock.wait(lambda m: m, 10.0)
+    moved = _seconds(clock.messages[-1].clock)     # a frame stamped later shows the head where it went
+    with Received(client, Image, "/head_front_camera/rgb/image_raw", qos_profile_sensor_data) as rgb, \
+            Received(client, Image, "/head_front_camera/depth_registered/image_raw", RELIABLE_SENSOR_QOS) as depth, \
+            Received(client, CameraInfo, "/head_front_camera/rgb/camera_info", RELIABLE_SENSOR_QOS) as info, \
+            Received(client, TFMessage, "/tf_static", TF_STATIC_QOS) as static, \
+            Received(client, TFMessage, "/tf", 100) as tf, \
+            Received(client, RefereeObjects, "/referee/objects", 10) as referee:
+        def after(messages):
+            return [m for m in messages if _seconds(m.header.stamp) > moved]
+
+        assert depth.wait(lambda m: after(m), 20.0), "no depth image after the head moved"
+        stamp = _seconds(after(depth.messages)[0].header.stamp)
+        # Best effort: a large image may lose a fragment over UDP, so not necessarily this one.
+        assert rgb.wait(lambda m: after(m), 20.0), "no colour image reached a best-effort reader"
+        assert info.wait(lambda m: any(_seconds(x.header.stamp) == stamp for x in m), 10.0)
+        assert tf.wait(lambda m: any(_seconds(x.transforms[0].header.stamp) >= stamp for x in m), 10.0)
+        assert static.wait(lambda m: m, 10.0) and referee.wait(lambda m: m, 10.0)
+    image = after(rgb.messages)[0]
+    ranges = next(m for m in depth.messages if _seconds(m.header.stamp) == stamp)
+    intrinsics = next(m for m in info.messages if _seconds(m.header.stamp) == stamp)
+    width, height = CAMERA_SIZE
+    assert (image.encoding, image.width, image.height, image.step) == ("rgb8", width, height, 3 * width)
+    assert (ranges.encoding, ranges.width, ranges.height) == ("32FC1", width, height)
+    assert image.header.frame_id == ranges.header.frame_id == intrinsics.header.frame_id == OPTICAL
+    assert (intrinsics.width, intrinsics.height, intrinsics.distortion_model) == (width, height, "plumb_bob")
+    assert list(intrinsics.d) == [0.0] * 5 and list(intrinsics.p)[:3] == list(intrinsics.k)[:3]
+    # Simulated time: the stamp is a /clock time, not the wall clock's.
+    assert 0 < stamp < _seconds(clock.messages[-1].clock) + 5.0
+    # The optical frame in the map, from /tf (the moving links, the message nearest the frame's
+    # stamp) and /tf_static, as tf2 would compose them.
+    moving = min(tf.messages, key=lambda m: abs(_seconds(m.transforms[0].header.stamp) - stamp))
+    camera = _chain({t.child_frame_id: t for m in static.messages for t in m.transforms}
+                    | {t.child_frame_id: t for t in moving.transforms}, OPTICAL, "map")
+    table = next(o for o in referee.messages[-1].objects if o.name == "table0")
+    top = np.array([table.pose.position.x, table.pose.position.y, table.pose.position.z + table.size.z / 2])
+    x, y, z = (np.linalg.inv(camera) @ np.append(top, 1.0))[:3]     # in the optical frame
+    k = np.array(intrinsics.k).reshape(3, 3)
+    u, v = k[0, 0] * x / z + k[0, 2], k[1, 1] * y / z + k[1, 2]
+    assert 0 <= u < width and 0 <= v < height, f"the table's top centre is out of view at ({u:.0f}, {v:.0f})"
+    seen = np.frombuffer(bytes(ranges.data), dtype=np.float32).reshape(height, width)[int(round(v)), int(round(u))]
+    assert seen == pytest.approx(z, abs=0.03), f"depth {seen:.3f} m at ({u:.0f}, {v:.0f}), the table is {z:.3f} m away"
+
+
+def test_the_referee_reports_the_cup_on_the_table(client):
+    from ros_support import Received
+
+    from affplan_ros.msg import RefereeObjects
+
+    with Received(client, RefereeObjects, "/referee/objects", 10) as referee:
+        assert referee.wait(lambda m: len(m) >= 2, 10.0)
+    first, last = referee.messages[-2:]
+    assert last.header.frame_id == "map" and _seconds(last.header.stamp) > _seconds(first.header.stamp)
+    things = {o.name: o for o in last.objects}
+    assert set(things) == {"table0", "cup0"}      # the robot is on /tf, not here
+    table, cup = things["table0"], things["cup0"]
+    assert (table.kind, table.class_name, cup.kind, cup.class_name) == ("furniture", "table", "object", "cup")
+    assert (cup.size.x, cup.size.y, cup.size.z) == pytest.approx((0.08, 0.08, 0.1))
+    top = table.pose.position.z + table.size.z / 2
+    assert top == pytest.approx(0.75, abs=0.01)
+    assert cup.pose.position.z == pytest.approx(top + cup.size.z / 2, abs=0.01)
+    assert abs(cup.pose.position.x - table.pose.position.x) < table.size.x / 2
+    assert abs(cup.pose.position.y - table.pose.position.y) < table.size.x / 2
+    assert table.open_fraction == cup.open_fraction == -1.0
+
+
 def test_the_real_robot_drivers_navigate_and_feel_an_empty_grasp_on_the_hardware(client):
     """robot_skills with the real Nav2 and gripper drivers (the arm faked at its protocol) against
     the hardware's NavigateToPose and GripperCommand: the base drives where it is sent and the
@@ -107,6 +198,52 @@ def test_the_real_robot_drivers_navigate_and_feel_an_empty_grasp_on_the_hardware
         assert [c["driver"] for c in printed_calls(robot, 0)] == ["arm", "arm"]   # approach, descend; then grip
     finally:
         robot.stop()
+
+
+def _seconds(stamp) -> float:
+    return stamp.sec + stamp.nanosec * 1e-9
+
+
+def _matrix(transform) -> np.ndarray:
+    from scipy.spatial.transform import Rotation
+
+    t, q = transform.translation, transform.rotation
+    m = np.eye(4)
+    m[:3, :3] = Rotation.from_quat([q.x, q.y, q.z, q.w]).as_matrix()
+    m[:3, 3] = [t.x, t.y, t.z]
+    return m
+
+
+def _chain(by_child: dict, frame: str, root: str) -> np.ndarray:
+    """``frame``'s pose in ``root`` from transforms by their child frame (parent <- child each)."""
+    pose = np.eye(4)
+    while frame != root:
+        t = by_child[frame]
+        pose = _matrix(t.transform) @ pose
+        frame = t.header.frame_id
+    return pose
+
+
+def _move_head(client, pan: float, tilt: float) -> None:
+    from builtin_interfaces.msg import Duration
+    from control_msgs.action import FollowJointTrajectory
+    from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+
+    from affplan_ros.nodes.base import ActionClient, FutureWait
+
+    action = ActionClient(client, FollowJointTrajectory, "/head_controller/follow_joint_trajectory")
+    try:
+        assert action.wait_for_server(timeout_sec=20.0)
+        point = JointTrajectoryPoint(positions=[pan, tilt], time_from_start=Duration(sec=1))
+        goal = FollowJointTrajectory.Goal(trajectory=JointTrajectory(joint_names=["head_1_joint", "head_2_joint"],
+                                                                     points=[point]))
+        sent = FutureWait(action.send_goal_async(goal))
+        assert sent.until(time.monotonic() + 10.0) == "done" and sent.future.result().accepted
+        done = FutureWait(sent.future.result().get_result_async())
+        assert done.until(time.monotonic() + 30.0) == "done"
+        assert done.future.result().result.error_code == FollowJointTrajectory.Result.SUCCESSFUL
+    finally:
+        action.destroy()
 
 
 def _pose(x: float, y: float, yaw: float):
