@@ -62,7 +62,7 @@ PIP=("$PY" -m pip install -q --disable-pip-version-check)
 #    venv, so another checkout on this machine installs the 7 GB (mostly torch) in seconds, not
 #    minutes; the versions are always the lock's, so nothing stale is reused.
 next
-req_files=(requirements/ros.txt requirements/core.txt requirements/physics.txt requirements/test.txt)
+req_files=(requirements/ros.txt requirements/core.txt requirements/physics.txt requirements/robot.txt requirements/test.txt)
 [ "$PERCEPTION" = "1" ] && req_files+=(requirements/perception.txt)
 fp=$(cd "$ROOT" && fingerprint "${req_files[@]}" requirements/lock.txt; echo "$PERCEPTION")
 if fresh deps "$fp"; then

@@ -114,9 +114,9 @@ class Received:
 ChildProcess = NodeProcess
 
 
-def send_skill(skill: str, ns: str, server: str = "", **fields):
+def send_skill(skill: str, ns: str, server: str = "", timeout: float = 20.0, **fields):
     """Send one goal to a skill action server (``<ns>/skills/<skill>`` unless ``server`` names
-    it) and return its result."""
+    it) and return its result (within ``timeout`` seconds)."""
     from rclpy.action import ActionClient
 
     from affplan_ros.interfaces import interface_types
@@ -128,7 +128,7 @@ def send_skill(skill: str, ns: str, server: str = "", **fields):
         sent = client.send_goal_async(action.Goal(**fields))
         assert spin_until(executor, sent.done, 10.0) and sent.result().accepted
         result = sent.result().get_result_async()
-        assert spin_until(executor, result.done, 20.0)
+        assert spin_until(executor, result.done, timeout)
         return result.result().result
 
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 import threading
 import time
-from dataclasses import dataclass
-from typing import Any, Callable, Optional, Protocol
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Optional, Protocol, Sequence
 
 from affplan_ros.core.model.failure import Cause
 
@@ -26,8 +26,9 @@ class DriverUnavailable(RuntimeError):
 
 @dataclass(frozen=True)
 class Pose:
-    """A pose in ``frame``: position (m), yaw (rad) and a roll (rad) about the gripper's x axis
-    after the yaw; enough for base goals, top grasps and tilting a held container to pour."""
+    """A pose in ``frame``: position (m) and orientation as yaw, then pitch, then roll about the
+    turned axes (q = q_z(yaw) q_y(pitch) q_x(roll); rad). A gripper's x axis is its approach
+    direction, so pitch pi/2 points it down (a grasp from above) and roll tilts what it holds."""
 
     x: float
     y: float
@@ -35,16 +36,23 @@ class Pose:
     yaw: float = 0.0
     frame: str = "map"
     roll: float = 0.0
+    pitch: float = 0.0
 
     def offset(self, dx: float = 0.0, dy: float = 0.0, dz: float = 0.0) -> "Pose":
-        return Pose(self.x + dx, self.y + dy, self.z + dz, self.yaw, self.frame, self.roll)
+        return replace(self, x=self.x + dx, y=self.y + dy, z=self.z + dz)
 
     def tilted(self, roll: float) -> "Pose":
-        return Pose(self.x, self.y, self.z, self.yaw, self.frame, roll)
+        return replace(self, roll=roll)
+
+    def quaternion(self) -> tuple[float, float, float, float]:
+        """(w, x, y, z)."""
+        cy, sy = math.cos(self.yaw / 2), math.sin(self.yaw / 2)
+        cp, sp = math.cos(self.pitch / 2), math.sin(self.pitch / 2)
+        cr, sr = math.cos(self.roll / 2), math.sin(self.roll / 2)
+        return (cy * cp * cr + sy * sp * sr, cy * cp * sr - sy * sp * cr,
+                cy * sp * cr + sy * cp * sr, sy * cp * cr - cy * sp * sr)
 
     def to_msg(self, stamp=None):
-        import math
-
         from geometry_msgs.msg import PoseStamped
 
         msg = PoseStamped()
@@ -52,22 +60,29 @@ class Pose:
         if stamp is not None:
             msg.header.stamp = stamp
         msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = self.x, self.y, self.z
-        # q = q_z(yaw) * q_x(roll)
-        cy, sy = math.cos(self.yaw / 2), math.sin(self.yaw / 2)
-        cr, sr = math.cos(self.roll / 2), math.sin(self.roll / 2)
         o = msg.pose.orientation
-        o.w, o.x, o.y, o.z = cy * cr, cy * sr, sy * sr, sy * cr
+        o.w, o.x, o.y, o.z = self.quaternion()
         return msg
 
     @classmethod
     def from_msg(cls, msg) -> "Pose":
-        import math
-
         q = msg.pose.orientation
         yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
+        pitch = math.asin(max(-1.0, min(1.0, 2 * (q.w * q.y - q.z * q.x))))
         roll = math.atan2(2 * (q.w * q.x + q.y * q.z), 1 - 2 * (q.x * q.x + q.y * q.y))
         p = msg.pose.position
-        return cls(p.x, p.y, p.z, yaw, msg.header.frame_id or "map", roll)
+        return cls(p.x, p.y, p.z, yaw, msg.header.frame_id or "map", roll, pitch)
+
+
+@dataclass(frozen=True)
+class Box:
+    """Something to keep clear of: a box (centre, half extents, yaw about z) in ``frame``."""
+
+    name: str
+    centre: tuple[float, float, float]
+    half: tuple[float, float, float]
+    yaw: float = 0.0
+    frame: str = "map"
 
 
 @dataclass(frozen=True)
@@ -99,7 +114,13 @@ class Navigator(Protocol):
 
 
 class Arm(Protocol):
-    def move_to(self, group: str, pose: Pose, link: str, cancel: Callable[[], bool]) -> Optional[Problem]: ...
+    def move_to(self, group: str, pose: Pose, link: str, cancel: Callable[[], bool],
+                line: bool = False) -> Optional[Problem]:
+        """Move ``link`` of ``group`` to ``pose``; ``line``: along a straight line of the link
+        (onto a grasp, a lift), where the arm's planner can."""
+
+    def keep_clear(self, boxes: Sequence[Box]) -> None:
+        """What the arm's paths must avoid from now on besides the robot itself (map frame)."""
 
 
 class Gripper(Protocol):
@@ -112,7 +133,7 @@ def _wait(future, timeout_s: float, cancel) -> str:
     return FutureWait(future).until(time.monotonic() + timeout_s, cancel)
 
 
-def _send(client, goal, cancel, what: str) -> tuple[Optional[Any], Optional[Problem]]:
+def send_once(client, goal, cancel, what: str) -> tuple[Optional[Any], Optional[Problem]]:
     """(accepted goal handle, None) or (None, why not). No answer and a refusal are told apart:
     they have different causes on a robot. Never sent twice: Nav2 and ros2_controllers accept a
     copy and abort the goal already running (preemption), so a resend would move the robot
@@ -127,7 +148,7 @@ def _send(client, goal, cancel, what: str) -> tuple[Optional[Any], Optional[Prob
     return handle, None
 
 
-def _finish(handle, timeout_s: float, cancel, what: str) -> tuple[Optional[Any], Optional[Problem]]:
+def finish(handle, timeout_s: float, cancel, what: str) -> tuple[Optional[Any], Optional[Problem]]:
     """(the goal's result, None) or (None, why not); a cancel or a timeout cancels the goal on its
     server, so nothing keeps moving after the skill gave up."""
     done = handle.get_result_async()
@@ -158,10 +179,10 @@ class Nav2Navigator:
             return Problem(f"Nav2 does not answer at {self.client._action_name}")
         goal = self._type.Goal()
         goal.pose = pose.to_msg(self.node.get_clock().now().to_msg())
-        handle, problem = _send(self.client, goal, cancel, "Nav2")
+        handle, problem = send_once(self.client, goal, cancel, "Nav2")
         if handle is None:
             return problem
-        got, problem = _finish(handle, timeout_s, cancel, "Nav2")
+        got, problem = finish(handle, timeout_s, cancel, "Nav2")
         if got is None:
             return problem
         from action_msgs.msg import GoalStatus
@@ -200,7 +221,8 @@ class MoveItArm:
         self.moveit = MoveItPy(node_name=node_name)
         self.poll_s = poll_s
 
-    def move_to(self, group: str, pose: Pose, link: str, cancel) -> Optional[Problem]:
+    def move_to(self, group: str, pose: Pose, link: str, cancel, line: bool = False) -> Optional[Problem]:
+        """``line`` is not asked of MoveIt here: moveit_py plans the motion to the pose."""
         if cancel():
             return CANCELED
         component = self.moveit.get_planning_component(group)
@@ -215,6 +237,9 @@ class MoveItArm:
         if cancel():
             return CANCELED
         return self._execute(group, plan.trajectory, cancel, where)
+
+    def keep_clear(self, boxes: Sequence[Box]) -> None:
+        """MoveIt keeps its planning scene from the robot's own sensors (its octomap)."""
 
     def _execute(self, group: str, trajectory, cancel, where: str) -> Optional[Problem]:
         manager = self._execution_manager()
@@ -271,10 +296,10 @@ class GripperActions:
             return Grip(problem=Problem(f"the {hand} gripper does not answer"))
         goal = self._type.Goal()
         goal.command.position, goal.command.max_effort = float(position), float(max_effort)
-        handle, problem = _send(client, goal, cancel, f"the {hand} gripper")
+        handle, problem = send_once(client, goal, cancel, f"the {hand} gripper")
         if handle is None:
             return Grip(problem=problem)
-        got, problem = _finish(handle, 15.0, cancel, f"the {hand} gripper")
+        got, problem = finish(handle, 15.0, cancel, f"the {hand} gripper")
         if got is None:
             return Grip(problem=problem)
         from action_msgs.msg import GoalStatus

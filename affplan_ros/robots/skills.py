@@ -1,10 +1,16 @@
 """robot_skills: the skill action servers of a real robot (Tiago++, an ARMAR-style humanoid).
 
 Serves the same actions as the simulated world (``skills/navigate``, ``skills/grasp``, ...)
-from robot drivers (robots/drivers.py): Nav2 for the base, MoveIt for the arms, a gripper
-controller per hand. Symbolic names become poses from the robot config: ``locations`` (base
-poses, "name x y yaw") and ``object_poses`` ("name x y z" in the map frame: objects that do
-not move, handles, surfaces to put things on); a goal's own pose field wins.
+from robot drivers (robots/drivers.py): Nav2 for the base, MoveIt for the arms (or, with
+``arm_planner: builtin``, the robot's own planner on its URDF and FollowJointTrajectory
+controllers: robots/arm.py), a gripper controller per hand.
+
+Where things are comes from a pose source (robots/poses.py, ``pose_source``): ``config`` (the
+``object_poses`` of the robot config, "name x y z" in the map frame: things that do not move) or,
+in simulation only, ``oracle`` (the simulator's referee). A goal's own pose field wins. With a
+source that knows a thing's extent, a grasp is planned from its box and its class in the object
+table (robots/grasping.py), and a base goal for a place without a configured pose (``locations``,
+"name x y yaw") is a standing place in front of it.
 
 Skills the robot has no motion for (pour, wipe, the generic Skill) fail with a message saying
 so: leave them out of ``robot_capabilities`` and the planner gives them to the person.
@@ -16,6 +22,7 @@ object is still there (it slipped if not). Each failure carries the cause its dr
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Optional
 
@@ -23,6 +30,8 @@ from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
 
+from affplan_ros.core.errors import ConfigError
+from affplan_ros.core.knowledge.objects import ObjectProperties, load_object_table
 from affplan_ros.core.knowledge.skills import SkillMap, SkillMapError
 from affplan_ros.core.model.failure import Cause, Failure, FailureCode
 from affplan_ros.env import config_file
@@ -31,8 +40,21 @@ from affplan_ros.nodes.base import LOCATION_PARAMS, parse_locations, run_node
 from affplan_ros.nodes.convert import failure_to_msg, skill_goal_problem
 from affplan_ros.nodes.params import Param, declare_params
 from affplan_ros.robots.drivers import CANCELED, DriverUnavailable, Grip, Pose, Problem
+from affplan_ros.robots.grasping import Grasp, grasps
+from affplan_ros.robots.places import as_box, contains_xy, free_spot, obstacles_near, standing_places
+from affplan_ros.robots.poses import FixedPoses, OraclePoses, PoseSource, SeenObject
 
 OPEN, CLOSED = 0.08, 0.0        # gripper positions (m)
+
+
+@dataclass(frozen=True)
+class Held:
+    """What a hand holds and how: its grasp, the TCP's height above the thing's bottom, and where
+    the thing was seen before it was taken (its extent)."""
+
+    grasp: Grasp
+    above_bottom: float
+    seen: SeenObject
 
 
 PARAMS = (
@@ -56,6 +78,21 @@ PARAMS = (
     Param("base_frame", "base_link", "the robot base frame"),
     Param("skills_file", "", "PDDL action -> skill action mapping (default: config/skills.yaml)"),
     Param("object_poses", [], "fixed poses of named objects, each 'name x y z' (map frame)"),
+    Param("pose_source", "config", "where things are: config (object_poses) or oracle (the simulator's referee; "
+          "simulation only)", choices=("config", "oracle")),
+    Param("arm_planner", "moveit", "moveit (moveit_py) or builtin (IK, OMPL and TOPP-RA on /robot_description, "
+          "sent to the FollowJointTrajectory controllers)", choices=("moveit", "builtin")),
+    Param("arm_controllers", ["/arm_controller/follow_joint_trajectory"],
+          "builtin planner: FollowJointTrajectory action per hand, in the order of `hands`"),
+    Param("other_joints", ["torso_lift_joint"], "builtin planner: joints between the base and a hand that "
+          "their own controllers move (the arm's IK leaves them where they are)"),
+    Param("max_joint_speed", 0.8, "builtin planner: joint speed limit (rad/s)", above=0),
+    Param("max_joint_acceleration", 1.5, "builtin planner: joint acceleration limit (rad/s^2)", above=0),
+    Param("max_opening_m", 0.09, "widest opening of a gripper (m)", above=0),
+    Param("base_radius_m", 0.3, "the base's radius: standing places keep it this far plus standoff_m from "
+          "what the robot stands at", above=0),
+    Param("standoff_m", 0.1, "free space between the base and what it stands at", minimum=0),
+    Param("objects_file", "", "object table (sizes, shapes, how to grasp; default: the built-in one)"),
 )
 
 
@@ -81,23 +118,34 @@ class RobotSkillsNode(Node):
             raise ValueError("handover_pose is [x, y, z]")
         self.groups, self.links = dict(zip(self.hands, groups)), dict(zip(self.hands, links))
         self.handover_pose = Pose(*map(float, handover), frame=self.base_frame)
-        self.object_poses = {}
-        for entry in p.object_poses:
-            words = str(entry).split()
-            if len(words) != 4:
-                raise ValueError(f"object_poses: {entry!r} is not 'name x y z'")
-            self.object_poses[words[0]] = Pose(float(words[1]), float(words[2]), float(words[3]))
+        self.max_opening, self.base_radius, self.standoff = p.max_opening_m, p.base_radius_m, p.standoff_m
+        self.arm_planner, self.pose_source_name = p.arm_planner, p.pose_source
+        self.arm_controllers, self.other_joints = dict(zip(self.hands, p.arm_controllers)), list(p.other_joints)
+        self.joint_limits = (p.max_joint_speed, p.max_joint_acceleration)
+        if p.arm_planner == "builtin" and len(p.arm_controllers) != len(self.hands):
+            raise ValueError("arm_controllers needs one FollowJointTrajectory action per hand")
+        try:
+            self.objects = load_object_table(p.objects_file or None)
+        except (OSError, ConfigError) as exc:
+            raise ValueError(f"cannot load the object table: {exc}") from exc
+        self.fixed = FixedPoses(p.object_poses)
         try:
             self.skill_map = SkillMap.from_file(config_file("skills.yaml", p.skills_file))
         except (OSError, SkillMapError) as exc:
             raise ValueError(f"cannot load the skill mapping: {exc}") from exc
         group = ReentrantCallbackGroup()
+        self.poses: PoseSource = OraclePoses(self, callback_group=group) if p.pose_source == "oracle" else self.fixed
+        self.map_frame = "map"
+        self.frames = _frame_buffer(self, group)
+        # Not obstacles to the arm: the robot itself and the people (the referee knows them too).
+        self.skip_names = [p.robot_agent]
         try:
             make = drivers or default_drivers
             self.navigator, self.arm, self.gripper = make(self, dict(zip(self.hands, grippers)), group)
         except DriverUnavailable as exc:
             raise ValueError(f"{self.robot_name} backend: {exc}") from exc
         self.holding: dict[str, str] = {}       # hand -> object
+        self.held: dict[str, Held] = {}         # hand -> how it holds what it holds (grasps planned from a box)
         types = interface_types("action")
         handlers = {skill: getattr(self, method) for skill, method in self.MOTIONS.items()}
         motion = MutuallyExclusiveCallbackGroup()  # one body: one motion at a time
@@ -106,7 +154,9 @@ class RobotSkillsNode(Node):
                                       cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=motion)
                          for skill in self.skill_map.skill_types()]
         self.get_logger().info(f"{self.robot_name} skills: {', '.join(self.skill_map.skill_types())}; "
-                               f"hands {', '.join(self.hands)}; {len(self.locations)} locations")
+                               f"hands {', '.join(self.hands)}; {len(self.locations)} locations; arm planner "
+                               f"{p.arm_planner}; poses from {p.pose_source}"
+                               + (" (the simulator's referee: simulation only)" if p.pose_source == "oracle" else ""))
 
     # -- framework ---------------------------------------------------------------------------
     def _execute(self, action_type, handler, skill: str, goal_handle):
@@ -146,7 +196,8 @@ class RobotSkillsNode(Node):
     def _pose(self, name: str, given) -> Optional[Pose]:
         if given:
             return Pose.from_msg(given[0])
-        return self.object_poses.get(name)
+        seen = self.poses.find(name) or self.fixed.find(name)
+        return None if seen is None else Pose(seen.x, seen.y, seen.top, frame=seen.frame)
 
     def _free_hand(self, wanted: str) -> Optional[str]:
         if wanted:
@@ -193,23 +244,54 @@ class RobotSkillsNode(Node):
     def _navigate(self, goal, cancel) -> Optional[Failure]:
         what = f"navigate to {goal.to_location}"
         pose = Pose.from_msg(goal.goal_pose[0]) if goal.goal_pose else None
-        if pose is None:
-            if goal.to_location not in self.locations:
-                return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"{goal.to_location} has no pose in the "
-                               "robot config", "add it to `locations` ('name x y yaw')")
+        if pose is None and goal.to_location in self.locations:
             x, y, yaw = self.locations[goal.to_location]
             pose = Pose(x, y, 0.0, yaw)
-        return self._problem(what, self.navigator.go_to(pose, self.nav_timeout, cancel), "check the map and obstacles")
+        if pose is not None:
+            return self._problem(what, self.navigator.go_to(pose, self.nav_timeout, cancel),
+                                 "check the map and obstacles")
+        seen = self.poses.find(goal.to_location)
+        if seen is None or not all(v > 0 for v in seen.size):
+            return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"{goal.to_location} has no pose in the "
+                           f"robot config and the {self.poses.name} pose source does not know its extent",
+                           "add it to `locations` ('name x y yaw')")
+        tried = []
+        for place in standing_places(seen, self.base_radius + self.standoff, self._robot_xy()):
+            problem = self.navigator.go_to(place, self.nav_timeout, cancel)
+            if problem is None or problem.canceled:
+                return self._problem(what, problem)
+            tried.append(f"({place.x:.2f}, {place.y:.2f}): {problem.why}")
+        return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"no standing place in front of "
+                       f"{goal.to_location} could be reached: {'; '.join(tried)}", "clear the way to it",
+                       recoverable=True, cause=Cause.BLOCKED)
+
+    def _robot_xy(self) -> tuple[float, float]:
+        """Where the base is in the map (from /tf), or the origin while it is unknown."""
+        found = self.frames.transform(self.map_frame, self.base_frame) if self.frames is not None else None
+        return (0.0, 0.0) if found is None else (float(found[0, 3]), float(found[1, 3]))
+
+    def _class_of(self, seen: SeenObject) -> Optional[ObjectProperties]:
+        name = seen.class_name or seen.name.rstrip("0123456789")
+        return self.objects.get(name) if name in self.objects else None
 
     def _grasp(self, goal, cancel) -> Optional[Failure]:
         what = f"grasp {goal.object}"
         hand = self._free_hand(goal.hand)
         if hand is None:
             return self._no_free_hand(what)
-        pose = self._pose(goal.object, goal.object_pose) or self.object_poses.get(goal.support)
+        seen = None if goal.object_pose else self.poses.find(goal.object)
+        if seen is not None and all(v > 0 for v in seen.size):
+            return self._grasp_seen(goal, seen, hand, what, cancel)
+        if seen is None and not goal.object_pose and self.poses is not self.fixed:
+            # A source that sees things does not know it: not where it was thought to be. (Only
+            # with the config's points does a grasp go to the support's pose instead.)
+            return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"the {self.poses.name} pose source does "
+                           f"not know where {goal.object} is", f"look for {goal.object}", recoverable=True,
+                           cause=Cause.NOT_FOUND)
+        pose = self._pose(goal.object, goal.object_pose) or self._pose(goal.support, [])
         if pose is None:
             return Failure(FailureCode.NOT_FOUND, what, f"{what} failed",
-                           f"no pose for {goal.object} or {goal.support}",
+                           f"no pose for {goal.object} or {goal.support} (poses from {self.poses.name})",
                            "give object_pose in the goal, or add it to object_poses")
         group, link = self.groups[hand], self.links[hand]
         failure = self._steps(what, cancel,
@@ -222,6 +304,43 @@ class RobotSkillsNode(Node):
         if failure is None:
             self.holding[hand] = goal.object
         return failure
+
+    def _grasp_seen(self, goal, seen: SeenObject, hand: str, what: str, cancel) -> Optional[Failure]:
+        """A grasp planned from the thing's box: the candidates in order until one the arm reaches."""
+        support = self.poses.find(goal.support) if goal.support else None
+        known = self.poses.everything()
+        self.arm.keep_clear(obstacles_near(seen, known, skip=[*self.skip_names, *self.holding.values()]))
+        candidates = grasps(seen, self._class_of(seen), self.max_opening, self._robot_xy(),
+                            support.top if support is not None and contains_xy(support, seen.x, seen.y) else None,
+                            self.approach)
+        group, link = self.groups[hand], self.links[hand]
+        failure = self._steps(what, cancel, lambda: self._release(hand, cancel))
+        if failure is not None:
+            return failure
+        missed = []
+        for grasp in candidates:
+            for target, line in ((grasp.approach, False), (grasp.pose, True)):
+                problem = self.arm.move_to(group, target, link, cancel, line=line)
+                if problem is not None:
+                    break
+            if problem is not None and (problem.canceled or problem.cause == Cause.MOTION_FAILED):
+                return self._problem(what, problem)
+            if problem is not None:     # no motion found: the next grasp
+                missed.append(f"{grasp.kind} grasp: {problem.why}")
+                continue
+            lift = grasp.pose.offset(dz=self.approach)
+            failure = self._steps(what, cancel,
+                                  lambda: self._close_on(hand, goal.object, what, cancel),
+                                  partial(self.arm.move_to, group, lift, link, cancel, line=True),
+                                  lambda: self._close_on(hand, goal.object, what, cancel, again=True))
+            if failure is None:
+                self.holding[hand] = goal.object
+                self.held[hand] = Held(grasp, grasp.pose.z - seen.bottom, seen)
+            return failure
+        return Failure(FailureCode.PHYSICAL, what, f"{what} failed",
+                       f"no grasp of {goal.object} the arm can reach ({len(candidates)} tried): "
+                       + "; ".join(missed[:3]), f"stand closer to {goal.object} or clear what is around it",
+                       recoverable=True, cause=Cause.UNREACHABLE)
 
     def _no_free_hand(self, what: str) -> Failure:
         return Failure(FailureCode.PRECONDITION, what, f"{what} failed", f"no free hand ({self.holding})",
@@ -240,18 +359,50 @@ class RobotSkillsNode(Node):
         hand = self._hand_with(goal.object)
         if hand is None:
             return self._not_holding(goal.object, what)
-        pose = self._pose(goal.target, goal.target_pose)
-        if pose is None:
-            return self._no_pose(what, goal.target)
+        held = self.held.get(hand)
+        target = None if goal.target_pose else self.poses.find(goal.target)
+        if held is not None and target is not None and all(v > 0 for v in target.size):
+            pose = self._put_down_pose(goal, held, target)
+            if pose is None:
+                return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"no free space on {goal.target} for "
+                               f"{goal.object}", f"clear a spot on {goal.target}", recoverable=True,
+                               cause=Cause.NO_FREE_SPACE)
+            self.arm.keep_clear(obstacles_near(target, self.poses.everything(),
+                                               skip=[*self.holding.values(), *self.skip_names]) + [as_box(target)])
+            line = True
+        else:
+            pose = self._pose(goal.target, goal.target_pose)
+            if pose is None:
+                return self._no_pose(what, goal.target)
+            pose, line = pose.offset(dz=0.02), False
         group, link = self.groups[hand], self.links[hand]
         failure = self._steps(what, cancel,
                               lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel),
-                              lambda: self.arm.move_to(group, pose.offset(dz=0.02), link, cancel),
+                              lambda: self.arm.move_to(group, pose, link, cancel, line=line),
                               lambda: self._release(hand, cancel),
-                              lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel))
+                              lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel, line=line))
         if failure is None:
             del self.holding[hand]
+            self.held.pop(hand, None)
         return failure
+
+    def _put_down_pose(self, goal, held: "Held", target: SeenObject) -> Optional[Pose]:
+        """The hand's pose that sets the held thing down on (or into) ``target`` at a free spot,
+        held as it was taken."""
+        radius = max(held.seen.size[:2]) / 2
+        props = self._class_of(target)
+        into = goal.relation == "in" and props is not None and props.inner is not None
+        if into:   # its middle, on the container's floor
+            spot = (target.x, target.y)
+            floor = target.bottom + max(target.size[2] - props.inner[2], 0.0)
+        else:
+            spot = free_spot(target, radius, self.poses.everything(), self._robot_xy(),
+                             skip=[*self.holding.values(), *self.skip_names])
+            floor = target.top
+        if spot is None:
+            return None
+        g = held.grasp.pose
+        return Pose(spot[0], spot[1], floor + held.above_bottom + 0.01, g.yaw, g.frame, g.roll, g.pitch)
 
     def _open(self, goal, cancel, pull: float = -0.3) -> Optional[Failure]:
         what = f"{'open' if pull < 0 else 'close'} {goal.object}"
@@ -345,11 +496,28 @@ class RobotSkillsNode(Node):
         return None
 
 
+def _frame_buffer(node, group):
+    """/tf and /tf_static, where tf2_msgs is installed (else the robot's pose is not known)."""
+    try:
+        from affplan_ros.robots.frames import FrameBuffer
+
+        return FrameBuffer(node, group)
+    except ImportError:
+        return None
+
+
 def default_drivers(node: RobotSkillsNode, grippers: dict[str, str], group) -> tuple:
     from affplan_ros.robots.drivers import GripperActions, MoveItArm, Nav2Navigator
 
-    return (Nav2Navigator(node, node.nav_action, group), MoveItArm(f"{node.get_name()}_moveit"),
-            GripperActions(node, grippers, group))
+    if node.arm_planner == "builtin":
+        from affplan_ros.robots.arm import ArmController, BuiltinArm
+
+        arm = BuiltinArm(node, [ArmController(node.groups[h], node.arm_controllers[h]) for h in node.hands],
+                         node.base_frame, node.map_frame, node.other_joints, *node.joint_limits,
+                         frames=node.frames, callback_group=group)
+    else:
+        arm = MoveItArm(f"{node.get_name()}_moveit")
+    return Nav2Navigator(node, node.nav_action, group), arm, GripperActions(node, grippers, group)
 
 
 def main(args=None) -> int:

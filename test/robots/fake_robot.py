@@ -23,9 +23,12 @@ class FakeNavigator:
 
 
 class FakeArm:
-    def move_to(self, group, pose, link, cancel):
+    def move_to(self, group, pose, link, cancel, line=False):
         log(driver="arm", group=group, link=link, z=round(pose.z, 3), x=round(pose.x, 3), roll=round(pose.roll, 2))
         return None
+
+    def keep_clear(self, boxes):
+        log(driver="arm", keep_clear=[b.name for b in boxes])
 
 
 class FakeGripper:

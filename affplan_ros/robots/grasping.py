@@ -1,0 +1,104 @@
+"""How a parallel gripper takes a thing: grasp poses from its seen box and its class's shape in
+the object table (core/knowledge/data/objects.yaml, ``grasp``), best first.
+
+* from above, across a horizontal side that fits between the opened fingers, the narrowest
+  first (both directions of the hand, the wrist chooses);
+* by its wall, from above, where it is a container wider than the hand (``grasp: rim``, or no
+  side fits): the fingers straddle the wall nearest the robot;
+* from the side, the hand level and pointing from the robot at it, where it fits across.
+
+A grasp is a TCP pose (the point between the finger pads; the gripper's x axis points where it
+approaches, its y axis is where the fingers close) and the pose it comes in from.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Optional
+
+from affplan_ros.core.knowledge.objects import ObjectProperties
+from affplan_ros.robots.drivers import Pose
+from affplan_ros.robots.poses import SeenObject
+
+DOWN = math.pi / 2          # pitch of a hand pointing down
+TIP_CLEARANCE = 0.04        # m from the TCP down to the support: the finger tips (3 cm) stay 1 cm above it
+GRIP_DEPTH = 0.04           # m below its top a thing is held, at most (its middle, if lower)
+RIM_DEPTH = 0.03            # m below its top a wall is held
+FIT_MARGIN = 0.01           # m the fingers open wider than what they take
+
+
+@dataclass(frozen=True)
+class Grasp:
+    kind: str               # "top", "rim" or "side"
+    pose: Pose              # the TCP where the fingers close
+    approach: Pose          # where the hand comes in from (and goes back to, without the thing)
+    width: float            # across the fingers (m)
+
+
+def _extent(obj: SeenObject, props: Optional[ObjectProperties]) -> tuple[float, float, float]:
+    if all(v > 0 for v in obj.size):
+        return obj.size
+    return props.size if props is not None else (0.06, 0.06, 0.1)
+
+
+def grasps(obj: SeenObject, props: Optional[ObjectProperties], max_opening: float, robot_xy: tuple[float, float],
+           support_top: Optional[float] = None, approach_m: float = 0.12) -> list[Grasp]:
+    sx, sy, sz = _extent(obj, props)
+    top = obj.z + sz / 2
+    floor = (support_top if support_top is not None else obj.z - sz / 2) + TIP_CLEARANCE
+    height = max(top - min(GRIP_DEPTH, sz / 2), floor)
+    out: list[Grasp] = []
+    toward = math.atan2(obj.y - robot_xy[1], obj.x - robot_xy[0])   # from the robot to the thing
+    rim_first = props is not None and props.grasp == "rim"
+    # Across a side: the fingers close along the thing's axis ``a`` (0: its x, 1: its y).
+    sides = sorted((w, a) for a, w in enumerate((sx, sy)) if w + FIT_MARGIN <= max_opening)
+    for width, a in sides:
+        across = obj.yaw + a * math.pi / 2
+        for turn in (-math.pi / 2, math.pi / 2):    # the hand's y along ``across``, either way round
+            yaw = _nearest(across + turn, toward)
+            pose = Pose(obj.x, obj.y, height, yaw, obj.frame, pitch=DOWN)
+            out.append(Grasp("top", pose, pose.offset(dz=approach_m), width))
+    rims = _rim_grasps(obj, (sx, sy, sz), toward, approach_m, floor) if props is None or props.inner or not sides \
+        else []
+    out = rims + out if rim_first else out + rims
+    # From the side: the hand level, pointing from the robot at the thing, fingers across it.
+    across_width = abs(sx * math.sin(toward - obj.yaw)) + abs(sy * math.cos(toward - obj.yaw))
+    if across_width + FIT_MARGIN <= max_opening:
+        middle = max(obj.z, floor)
+        pose = Pose(obj.x, obj.y, middle, toward, obj.frame)
+        back = Pose(obj.x - approach_m * math.cos(toward), obj.y - approach_m * math.sin(toward), middle, toward,
+                    obj.frame)
+        out.append(Grasp("side", pose, back, across_width))
+    return out
+
+
+def _rim_grasps(obj: SeenObject, size: tuple[float, float, float], toward: float, approach_m: float,
+                floor: float) -> list[Grasp]:
+    """The wall nearest the robot, held from above with the fingers across it."""
+    sx, sy, sz = size
+    radius = min(sx, sy) / 2 if abs(sx - sy) < 0.02 else None    # round: any point of its wall
+    out = []
+    if radius is not None:
+        angle = toward + math.pi
+        x, y = obj.x + radius * math.cos(angle), obj.y + radius * math.sin(angle)
+    else:   # the nearer of its two walls facing the robot
+        local = toward + math.pi - obj.yaw
+        if abs(math.cos(local)) * sy >= abs(math.sin(local)) * sx:
+            d = sx / 2 * math.copysign(1.0, math.cos(local))
+            x, y = obj.x + d * math.cos(obj.yaw), obj.y + d * math.sin(obj.yaw)
+            angle = obj.yaw if d > 0 else obj.yaw + math.pi
+        else:
+            d = sy / 2 * math.copysign(1.0, math.sin(local))
+            x, y = obj.x - d * math.sin(obj.yaw), obj.y + d * math.cos(obj.yaw)
+            angle = obj.yaw + (math.pi / 2 if d > 0 else -math.pi / 2)
+    z = max(obj.z + sz / 2 - RIM_DEPTH, floor)
+    # The fingers close across the wall: along the line from the centre to the wall.
+    yaw = _nearest(angle + math.pi / 2, toward)
+    pose = Pose(x, y, z, yaw, obj.frame, pitch=DOWN)
+    out.append(Grasp("rim", pose, pose.offset(dz=approach_m), 0.01))
+    return out
+
+
+def _nearest(yaw: float, toward: float) -> float:
+    """``yaw`` wrapped to within pi of ``toward`` (the hand turned the short way)."""
+    return toward + math.remainder(yaw - toward, 2 * math.pi)

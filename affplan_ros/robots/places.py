@@ -1,0 +1,85 @@
+"""Where the robot stands to work at something, and where on a surface a thing can be put down,
+from the boxes a pose source gives (robots/poses.py)."""
+from __future__ import annotations
+
+import math
+from typing import Iterable, Optional
+
+from affplan_ros.robots.drivers import Box, Pose
+from affplan_ros.robots.poses import SeenObject
+
+SPOT_STEP = 0.03        # m between the candidate spots on a surface
+SPOT_GAP = 0.03         # m kept between what is put down and what stands there already
+EDGE_INSET = 0.04       # m kept from a surface's edges, besides the thing's own half width
+
+
+def standing_places(seen: SeenObject, distance: float, robot_xy: tuple[float, float]) -> list[Pose]:
+    """Base poses in front of each face of ``seen``'s box, ``distance`` from it and facing it,
+    the nearest to the robot first (the others are behind or beside it: tried when Nav2 cannot
+    reach the first)."""
+    c, s = math.cos(seen.yaw), math.sin(seen.yaw)
+    out = []
+    for nx, ny, half in ((1, 0, seen.size[0] / 2), (-1, 0, seen.size[0] / 2), (0, 1, seen.size[1] / 2),
+                         (0, -1, seen.size[1] / 2)):
+        wx, wy = c * nx - s * ny, s * nx + c * ny     # the face's outward normal in the map
+        x, y = seen.x + wx * (half + distance), seen.y + wy * (half + distance)
+        out.append(Pose(x, y, 0.0, math.atan2(-wy, -wx), seen.frame))
+    return sorted(out, key=lambda p: math.hypot(p.x - robot_xy[0], p.y - robot_xy[1]))
+
+
+def contains(box: SeenObject, x: float, y: float, z: float) -> bool:
+    """Whether the point lies inside ``box`` (a thing in a fridge lies inside the fridge's box)."""
+    return contains_xy(box, x, y) and abs(z - box.z) <= box.size[2] / 2
+
+
+def as_box(seen: SeenObject, margin: float = 0.005) -> Box:
+    return Box(seen.name, (seen.x, seen.y, seen.z), tuple(v / 2 + margin for v in seen.size), seen.yaw, seen.frame)
+
+
+def obstacles_near(thing: SeenObject, known: Iterable[SeenObject], radius: float = 0.6,
+                   skip: Iterable[str] = ()) -> list[Box]:
+    """Boxes of what is within ``radius`` of ``thing`` (not ``thing``, not what it lies inside,
+    not what has no extent): what the arm must keep clear of around it."""
+    skipped = set(skip) | {thing.name}
+    out = []
+    for other in known:
+        if other.name in skipped or not all(v > 0 for v in other.size):
+            continue
+        reach = radius + max(other.size[:2]) / 2
+        if math.hypot(other.x - thing.x, other.y - thing.y) > reach:
+            continue
+        if contains(other, thing.x, thing.y, thing.z):
+            continue
+        out.append(as_box(other))
+    return out
+
+
+def free_spot(surface: SeenObject, footprint: float, known: Iterable[SeenObject],
+              robot_xy: tuple[float, float], skip: Iterable[str] = ()) -> Optional[tuple[float, float]]:
+    """The point of ``surface``'s top nearest the robot where a thing of radius ``footprint``
+    stands clear of what is already there, or None if it is full."""
+    skipped = set(skip) | {surface.name}
+    on_it = [o for o in known if o.name not in skipped and all(v > 0 for v in o.size)
+             and abs(o.bottom - surface.top) < 0.05 and contains_xy(surface, o.x, o.y)]
+    c, s = math.cos(surface.yaw), math.sin(surface.yaw)
+    hu, hv = surface.size[0] / 2 - footprint - EDGE_INSET, surface.size[1] / 2 - footprint - EDGE_INSET
+    if hu < 0 or hv < 0:
+        hu, hv = max(hu, 0.0), max(hv, 0.0)
+    spots = []
+    nu, nv = int(hu / SPOT_STEP), int(hv / SPOT_STEP)
+    for i in range(-nu, nu + 1):
+        for j in range(-nv, nv + 1):
+            u, v = i * SPOT_STEP, j * SPOT_STEP
+            x, y = surface.x + c * u - s * v, surface.y + s * u + c * v
+            if all(math.hypot(x - o.x, y - o.y) >= footprint + max(o.size[:2]) / 2 + SPOT_GAP for o in on_it):
+                spots.append((math.hypot(x - robot_xy[0], y - robot_xy[1]), x, y))
+    if not spots:
+        return None
+    _, x, y = min(spots)
+    return x, y
+
+
+def contains_xy(box: SeenObject, x: float, y: float) -> bool:
+    c, s = math.cos(box.yaw), math.sin(box.yaw)
+    u, v = c * (x - box.x) + s * (y - box.y), -s * (x - box.x) + c * (y - box.y)
+    return abs(u) <= box.size[0] / 2 and abs(v) <= box.size[1] / 2

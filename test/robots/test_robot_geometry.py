@@ -1,0 +1,141 @@
+"""The robot software's geometry, without ROS: kinematics on the URDF the simulated Tiago++
+publishes (the same text a real robot's robot_state_publisher would), collision-free paths and
+their timing, grasp poses from a thing's box and class, standing places and free spots."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from affplan_ros.core.knowledge.objects import load_object_table
+from affplan_ros.robots.drivers import Box
+from affplan_ros.robots.grasping import DOWN, TIP_CLEARANCE, grasps
+from affplan_ros.robots.kinematics import KinematicsError, RobotKinematics
+from affplan_ros.robots.motion import Limits, joint_path, line_path, segment_collision, timed
+from affplan_ros.robots.places import free_spot, standing_places
+from affplan_ros.robots.poses import FixedPoses, SeenObject
+
+TCP = "gripper_right_grasping_frame"
+ARM = [f"arm_right_{i}_joint" for i in range(1, 8)]
+TUCKED = dict(zip(ARM + ["torso_lift_joint"], (0.0, -1.4, 0.0, 2.2, 0.0, 0.77, 0.0, 0.3)))
+
+
+def _down(yaw: float = 0.0) -> np.ndarray:
+    x, y = np.array([0.0, 0.0, -1.0]), np.array([-math.sin(yaw), math.cos(yaw), 0.0])
+    return np.column_stack([x, y, np.cross(x, y)])
+
+
+@pytest.fixture(scope="module")
+def kin():
+    from affplan_ros.env import config_file
+    from affplan_ros.sim.hardware.description import robot_urdf
+    from affplan_ros.sim.hardware.names import HardwareNames
+    from affplan_ros.sim.physics.world import build_world
+    from affplan_ros.sim.world_scenario import load_scenario
+
+    world = build_world(load_scenario(config_file("scenarios/kitchen.txt", "")).scene)
+    return RobotKinematics(robot_urdf(world.model, HardwareNames.from_file(config_file("hardware/tiago.yaml", ""))))
+
+
+def test_the_urdf_chain_and_an_ik_solution_that_forward_kinematics_confirms(kin):
+    assert kin.chain(TCP) == ["torso_lift_joint", *ARM]
+    kin.set_obstacles([])
+    solution = kin.solve(TCP, (0.55, -0.2, 0.85), _down(), TUCKED, ARM)
+    assert solution.ok, solution.why
+    position, rotation = kin.forward({**TUCKED, **solution.joints}, TCP)
+    assert np.linalg.norm(position - (0.55, -0.2, 0.85)) < 0.005
+    assert np.allclose(rotation[:, 0], (0, 0, -1), atol=0.03)
+    for name, value in solution.joints.items():
+        lo, hi = kin.limits(name)
+        assert lo <= value <= hi
+
+
+def test_out_of_reach_and_in_collision_are_told_apart(kin):
+    kin.set_obstacles([])
+    far = kin.solve(TCP, (1.5, -0.2, 0.85), _down(), TUCKED, ARM)
+    assert not far.ok and "out of reach" in far.why
+    kin.set_obstacles([Box("table", (0.75, 0.0, 0.37), (0.3, 0.5, 0.375))])
+    low = kin.solve(TCP, (0.55, -0.2, 0.76), _down(), TUCKED, ARM)
+    assert not low.ok and "obstacle/table" in low.why
+    with pytest.raises(KinematicsError):
+        kin.chain("no_such_link")
+    with pytest.raises(KinematicsError):
+        RobotKinematics("<sdf/>")
+
+
+def test_a_path_around_a_wall_is_found_checked_and_timed_within_the_limits(kin):
+    kin.set_obstacles([])
+    goal = kin.solve(TCP, (0.55, -0.2, 0.95), _down(), TUCKED, ARM)
+    assert goal.ok, goal.why
+    wall = Box("wall", (0.35, -0.2, 0.9), (0.02, 0.3, 0.3))
+    # Planned around the wall with 1 cm to spare (checks at discrete steps can graze a corner
+    # between two of them), checked against the wall itself.
+    kin.set_obstacles([Box("wall", wall.centre, tuple(h + 0.01 for h in wall.half))])
+    a, b = np.array([TUCKED[n] for n in ARM]), np.array([goal.joints[n] for n in ARM])
+    assert segment_collision(kin, TUCKED, ARM, a, b), "the straight line should cross the wall"
+    path = joint_path(kin, TUCKED, {**TUCKED, **goal.joints}, ARM)
+    assert path.waypoints is not None, path.why
+    assert len(path.waypoints) > 2
+    kin.set_obstacles([wall])
+    for p, q in zip(path.waypoints, path.waypoints[1:]):
+        assert not segment_collision(kin, TUCKED, ARM, p, q)
+    limits = Limits({n: 0.8 for n in ARM}, {n: 1.5 for n in ARM})
+    trajectory = timed(ARM, path.waypoints, limits)
+    assert np.allclose(trajectory.positions[-1], b, atol=1e-3) and np.allclose(trajectory.positions[0], a, atol=1e-3)
+    assert max(abs(v) for point in trajectory.velocities for v in point) <= 0.8 + 1e-3
+    assert not any(trajectory.velocities[-1])
+    assert list(trajectory.times) == sorted(trajectory.times)
+
+
+def test_a_straight_descent_keeps_the_hand_on_the_line(kin):
+    kin.set_obstacles([])
+    above = kin.solve(TCP, (0.55, -0.2, 0.95), _down(), TUCKED, ARM)
+    start = {**TUCKED, **above.joints}
+    line = line_path(kin, TCP, start, ARM, (0.55, -0.2, 0.83), _down())
+    assert line.waypoints is not None, line.why
+    for q in line.waypoints:
+        position, _ = kin.forward({**start, **dict(zip(ARM, q))}, TCP)
+        assert np.linalg.norm(position[:2] - (0.55, -0.2)) < 0.006
+
+
+def test_grasps_follow_the_shape_in_the_object_table():
+    table = load_object_table()
+    robot = (0.0, 0.0)
+    # A banana on a table at 0.75 m: from above, across its narrow side, finger tips clear of the table.
+    banana = SeenObject("banana0", 0.7, 0.0, 0.77, 0.0, (0.20, 0.04, 0.04))
+    top = grasps(banana, table.get("banana"), 0.09, robot, support_top=0.75)
+    assert top[0].kind == "top" and top[0].width == pytest.approx(0.04)
+    assert top[0].pose.pitch == pytest.approx(DOWN) and top[0].pose.z >= 0.75 + TIP_CLEARANCE - 1e-9
+    closing = top[0].pose.yaw + math.pi / 2          # the fingers close along the hand's y
+    assert abs(math.sin(closing)) == pytest.approx(1.0, abs=1e-6), "across the banana's y side"
+    assert top[0].approach.z == pytest.approx(top[0].pose.z + 0.12)
+    # A bowl is wider than the hand: held by its wall, the wall nearest the robot.
+    bowl = SeenObject("bowl0", 0.7, 0.0, 0.795, 0.0, (0.20, 0.20, 0.09))
+    rim = grasps(bowl, table.get("bowl"), 0.09, robot, support_top=0.75)
+    assert rim and rim[0].kind == "rim" and rim[0].pose.x == pytest.approx(0.6, abs=1e-6)
+    # A book lying flat is too wide from above and too thin to clear the table from the side:
+    # no grasp is offered rather than one that cannot work.
+    book = SeenObject("book0", 0.7, 0.0, 0.765, 0.0, (0.24, 0.17, 0.03))
+    assert all(g.kind != "top" for g in grasps(book, table.get("book"), 0.09, robot, support_top=0.75))
+
+
+def test_standing_places_face_the_box_nearest_first_and_free_spots_avoid_what_stands_there():
+    table = SeenObject("table0", 2.0, 0.0, 0.375, 0.0, (0.8, 1.2, 0.75))
+    places = standing_places(table, 0.4, (0.0, 0.0))
+    assert places[0].x == pytest.approx(2.0 - 0.4 - 0.4) and places[0].y == pytest.approx(0.0)
+    assert math.cos(places[0].yaw) == pytest.approx(1.0), "facing the table"
+    assert len(places) == 4
+    cup = SeenObject("cup0", 1.75, 0.0, 0.8, 0.0, (0.08, 0.08, 0.1))
+    spot = free_spot(table, 0.04, [table, cup], (1.2, 0.0))
+    assert spot is not None and math.hypot(spot[0] - 1.75, spot[1]) >= 0.04 + 0.04 + 0.03 - 1e-9
+    tiny = SeenObject("stool0", 2.0, 0.0, 0.2, 0.0, (0.1, 0.1, 0.4))
+    assert free_spot(tiny, 0.04, [tiny, SeenObject("mug0", 2.0, 0.0, 0.45, 0.0, (0.08, 0.08, 0.1))],
+                     (0.0, 0.0)) is None
+
+
+def test_config_poses_are_checked():
+    assert FixedPoses(["table0 1 2 0.75"]).find("table0").z == 0.75
+    for bad in ("table0 1 2", "table0 1 two 3", "table0 1 2 nan"):
+        with pytest.raises(ValueError):
+            FixedPoses([bad])
