@@ -106,12 +106,16 @@ def build_parser() -> argparse.ArgumentParser:
                                    "instruction interpreter, which declines what it does not understand.",
                        formatter_class=argparse.RawDescriptionHelpFormatter,
                        epilog="examples:\n  affplan up\n  affplan up --scenario config/scenarios/kitchen.txt\n"
-                              "  affplan up --physics\n  affplan up --robot tiago --arg namespace:=robot1")
+                              "  affplan up --physics\n  affplan up --robot tiago --sim\n"
+                              "  affplan up --robot tiago --arg namespace:=robot1")
     p.add_argument("--robot", default="sim", choices=["sim", "tiago", "armar"],
                    help="robot configuration (default: %(default)s)")
     p.add_argument("--scenario", help="scenario file for the simulated world (AutoGPT+P scene file or YAML)")
     p.add_argument("--physics", action="store_true",
                    help="(robot sim) the simulated robot is the MuJoCo physics world (launch argument physics:=true)")
+    p.add_argument("--sim", action="store_true",
+                   help="(robot tiago) the real robot's nodes with the simulated Tiago++ (MuJoCo, its ROS 2 "
+                        "interfaces) in place of the robot (launch argument sim:=true)")
     p.add_argument("--perception", action="store_true",
                    help="(with --physics) Explore sees through the perception node on the rendered head camera "
                         "(launch argument perception:=true)")

@@ -203,6 +203,16 @@ def _run_up(args: argparse.Namespace, stop: StopRequest) -> int:
                   file=sys.stderr)
             return 2
         launch_args["physics"] = "true"
+    if getattr(args, "sim", False):
+        if args.robot != "tiago":
+            print(f"affplan up: --sim puts the simulated Tiago++ in place of the robot; {args.robot} has none"
+                  + (" (it is simulated already)" if args.robot == "sim" else ""), file=sys.stderr)
+            return 2
+        launch_args["sim"] = "true"
+    elif args.scenario and args.robot != "sim":
+        print(f"affplan up: --scenario is the simulated world's; --robot {args.robot} is a real robot (add --sim)",
+              file=sys.stderr)
+        return 2
     if getattr(args, "perception", False):
         if not getattr(args, "physics", False):
             print("affplan up: --perception sees the physics world's rendered camera: add --physics", file=sys.stderr)

@@ -3,7 +3,7 @@ from the boxes a pose source gives (robots/poses.py)."""
 from __future__ import annotations
 
 import math
-from typing import Iterable, Optional
+from typing import Iterable
 
 from affplan_ros.robots.drivers import Box, Pose
 from affplan_ros.robots.poses import SeenObject
@@ -54,17 +54,17 @@ def obstacles_near(thing: SeenObject, known: Iterable[SeenObject], radius: float
     return out
 
 
-def free_spot(surface: SeenObject, footprint: float, known: Iterable[SeenObject],
-              robot_xy: tuple[float, float], skip: Iterable[str] = ()) -> Optional[tuple[float, float]]:
-    """The point of ``surface``'s top nearest the robot where a thing of radius ``footprint``
-    stands clear of what is already there, or None if it is full."""
+def free_spots(surface: SeenObject, footprint: float, known: Iterable[SeenObject], near_xy: tuple[float, float],
+               skip: Iterable[str] = (), limit: int = 8) -> list[tuple[float, float]]:
+    """Points of ``surface``'s top where a thing of radius ``footprint`` stands clear of what is
+    already there, the nearest to ``near_xy`` first (where the arm reaches best), at most
+    ``limit``, spread at least ``SPOT_STEP * 2`` apart; empty if it is full."""
     skipped = set(skip) | {surface.name}
     on_it = [o for o in known if o.name not in skipped and all(v > 0 for v in o.size)
              and abs(o.bottom - surface.top) < 0.05 and contains_xy(surface, o.x, o.y)]
     c, s = math.cos(surface.yaw), math.sin(surface.yaw)
-    hu, hv = surface.size[0] / 2 - footprint - EDGE_INSET, surface.size[1] / 2 - footprint - EDGE_INSET
-    if hu < 0 or hv < 0:
-        hu, hv = max(hu, 0.0), max(hv, 0.0)
+    hu = max(surface.size[0] / 2 - footprint - EDGE_INSET, 0.0)
+    hv = max(surface.size[1] / 2 - footprint - EDGE_INSET, 0.0)
     spots = []
     nu, nv = int(hu / SPOT_STEP), int(hv / SPOT_STEP)
     for i in range(-nu, nu + 1):
@@ -72,11 +72,14 @@ def free_spot(surface: SeenObject, footprint: float, known: Iterable[SeenObject]
             u, v = i * SPOT_STEP, j * SPOT_STEP
             x, y = surface.x + c * u - s * v, surface.y + s * u + c * v
             if all(math.hypot(x - o.x, y - o.y) >= footprint + max(o.size[:2]) / 2 + SPOT_GAP for o in on_it):
-                spots.append((math.hypot(x - robot_xy[0], y - robot_xy[1]), x, y))
-    if not spots:
-        return None
-    _, x, y = min(spots)
-    return x, y
+                spots.append((math.hypot(x - near_xy[0], y - near_xy[1]), x, y))
+    out: list[tuple[float, float]] = []
+    for _, x, y in sorted(spots):
+        if all(math.hypot(x - a, y - b) >= 2 * SPOT_STEP for a, b in out):
+            out.append((x, y))
+            if len(out) == limit:
+                break
+    return out
 
 
 def contains_xy(box: SeenObject, x: float, y: float) -> bool:

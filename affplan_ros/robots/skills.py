@@ -21,6 +21,7 @@ object is still there (it slipped if not). Each failure carries the cause its dr
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from functools import partial
@@ -41,10 +42,11 @@ from affplan_ros.nodes.convert import failure_to_msg, skill_goal_problem
 from affplan_ros.nodes.params import Param, declare_params
 from affplan_ros.robots.drivers import CANCELED, DriverUnavailable, Grip, Pose, Problem
 from affplan_ros.robots.grasping import Grasp, grasps
-from affplan_ros.robots.places import as_box, contains_xy, free_spot, obstacles_near, standing_places
+from affplan_ros.robots.places import as_box, contains_xy, free_spots, obstacles_near, standing_places
 from affplan_ros.robots.poses import FixedPoses, OraclePoses, PoseSource, SeenObject
 
 OPEN, CLOSED = 0.08, 0.0        # gripper positions (m)
+REACH_AHEAD_M = 0.55            # ahead of the base, where a Tiago++'s hands work best (put-down spots near it first)
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,7 @@ class Held:
     grasp: Grasp
     above_bottom: float
     seen: SeenObject
+    turn: float = 0.0     # the hand's yaw at the grasp less the base's: a put-down turns it as the base turned
 
 
 PARAMS = (
@@ -265,10 +268,20 @@ class RobotSkillsNode(Node):
                        f"{goal.to_location} could be reached: {'; '.join(tried)}", "clear the way to it",
                        recoverable=True, cause=Cause.BLOCKED)
 
-    def _robot_xy(self) -> tuple[float, float]:
-        """Where the base is in the map (from /tf), or the origin while it is unknown."""
+    def _robot_pose(self) -> tuple[float, float, float]:
+        """Where the base is in the map (x, y, yaw; from /tf), or the origin while it is unknown."""
         found = self.frames.transform(self.map_frame, self.base_frame) if self.frames is not None else None
-        return (0.0, 0.0) if found is None else (float(found[0, 3]), float(found[1, 3]))
+        if found is None:
+            return 0.0, 0.0, 0.0
+        return float(found[0, 3]), float(found[1, 3]), math.atan2(found[1, 0], found[0, 0])
+
+    def _robot_xy(self) -> tuple[float, float]:
+        return self._robot_pose()[:2]
+
+    def _reach_xy(self) -> tuple[float, float]:
+        """The point in front of the base where the arms reach best."""
+        x, y, yaw = self._robot_pose()
+        return x + REACH_AHEAD_M * math.cos(yaw), y + REACH_AHEAD_M * math.sin(yaw)
 
     def _class_of(self, seen: SeenObject) -> Optional[ObjectProperties]:
         name = seen.class_name or seen.name.rstrip("0123456789")
@@ -335,7 +348,7 @@ class RobotSkillsNode(Node):
                                   lambda: self._close_on(hand, goal.object, what, cancel, again=True))
             if failure is None:
                 self.holding[hand] = goal.object
-                self.held[hand] = Held(grasp, grasp.pose.z - seen.bottom, seen)
+                self.held[hand] = Held(grasp, grasp.pose.z - seen.bottom, seen, grasp.pose.yaw - self._robot_pose()[2])
             return failure
         return Failure(FailureCode.PHYSICAL, what, f"{what} failed",
                        f"no grasp of {goal.object} the arm can reach ({len(candidates)} tried): "
@@ -362,47 +375,63 @@ class RobotSkillsNode(Node):
         held = self.held.get(hand)
         target = None if goal.target_pose else self.poses.find(goal.target)
         if held is not None and target is not None and all(v > 0 for v in target.size):
-            pose = self._put_down_pose(goal, held, target)
-            if pose is None:
-                return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"no free space on {goal.target} for "
-                               f"{goal.object}", f"clear a spot on {goal.target}", recoverable=True,
-                               cause=Cause.NO_FREE_SPACE)
-            self.arm.keep_clear(obstacles_near(target, self.poses.everything(),
-                                               skip=[*self.holding.values(), *self.skip_names]) + [as_box(target)])
-            line = True
-        else:
-            pose = self._pose(goal.target, goal.target_pose)
-            if pose is None:
-                return self._no_pose(what, goal.target)
-            pose, line = pose.offset(dz=0.02), False
+            return self._put_down(goal, hand, held, target, what, cancel)
+        pose = self._pose(goal.target, goal.target_pose)
+        if pose is None:
+            return self._no_pose(what, goal.target)
+        pose = pose.offset(dz=0.02)
         group, link = self.groups[hand], self.links[hand]
         failure = self._steps(what, cancel,
                               lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel),
-                              lambda: self.arm.move_to(group, pose, link, cancel, line=line),
+                              lambda: self.arm.move_to(group, pose, link, cancel),
                               lambda: self._release(hand, cancel),
-                              lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel, line=line))
+                              lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel))
         if failure is None:
             del self.holding[hand]
-            self.held.pop(hand, None)
         return failure
 
-    def _put_down_pose(self, goal, held: "Held", target: SeenObject) -> Optional[Pose]:
-        """The hand's pose that sets the held thing down on (or into) ``target`` at a free spot,
-        held as it was taken."""
-        radius = max(held.seen.size[:2]) / 2
+    def _put_down(self, goal, hand: str, held: "Held", target: SeenObject, what: str, cancel) -> Optional[Failure]:
+        """Set the held thing down on (or into) ``target``, held as it was taken: the free spots
+        nearest where the arm reaches best, in turn, until the arm finds a motion to one."""
+        known = self.poses.everything()
+        skip = [*self.holding.values(), *self.skip_names]
         props = self._class_of(target)
-        into = goal.relation == "in" and props is not None and props.inner is not None
-        if into:   # its middle, on the container's floor
-            spot = (target.x, target.y)
-            floor = target.bottom + max(target.size[2] - props.inner[2], 0.0)
+        if goal.relation == "in" and props is not None and props.inner is not None:   # its middle, on its floor
+            spots, floor = [(target.x, target.y)], target.bottom + max(target.size[2] - props.inner[2], 0.0)
         else:
-            spot = free_spot(target, radius, self.poses.everything(), self._robot_xy(),
-                             skip=[*self.holding.values(), *self.skip_names])
+            spots = free_spots(target, max(held.seen.size[:2]) / 2, known, self._reach_xy(), skip=skip)
             floor = target.top
-        if spot is None:
-            return None
-        g = held.grasp.pose
-        return Pose(spot[0], spot[1], floor + held.above_bottom + 0.01, g.yaw, g.frame, g.roll, g.pitch)
+        if not spots:
+            return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"no free space on {goal.target} for "
+                           f"{goal.object}", f"clear a spot on {goal.target}", recoverable=True,
+                           cause=Cause.NO_FREE_SPACE)
+        self.arm.keep_clear(obstacles_near(target, known, skip=skip) + [as_box(target)])
+        group, link, g = self.groups[hand], self.links[hand], held.grasp.pose
+        # The hand as it was at the grasp, seen from the base (a pose the arm reached then), the
+        # thing turned about the vertical with the base (what stands on a surface may turn).
+        yaw = self._robot_pose()[2] + held.turn
+        missed = []
+        for x, y in spots:
+            pose = Pose(x, y, floor + held.above_bottom + 0.01, yaw, g.frame, g.roll, g.pitch)
+            for step, line in ((pose.offset(dz=self.approach), False), (pose, True)):
+                problem = self.arm.move_to(group, step, link, cancel, line=line)
+                if problem is not None:
+                    break
+            if problem is not None and (problem.canceled or problem.cause == Cause.MOTION_FAILED):
+                return self._problem(what, problem)
+            if problem is not None:
+                missed.append(f"({x:.2f}, {y:.2f}): {problem.why}")
+                continue
+            failure = self._steps(what, cancel, lambda: self._release(hand, cancel),
+                                  partial(self.arm.move_to, group, pose.offset(dz=self.approach), link, cancel,
+                                          line=True))
+            if failure is None:
+                del self.holding[hand]
+                self.held.pop(hand, None)
+            return failure
+        return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"no free spot on {goal.target} the arm can "
+                       f"reach ({len(spots)} tried): " + "; ".join(missed[:3]), f"stand closer to {goal.target}",
+                       recoverable=True, cause=Cause.UNREACHABLE)
 
     def _open(self, goal, cancel, pull: float = -0.3) -> Optional[Failure]:
         what = f"{'open' if pull < 0 else 'close'} {goal.object}"

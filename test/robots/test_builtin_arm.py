@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-pytestmark = [pytest.mark.ros]
+pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
 SCENE = ("SCENE-DESCRIPTION\nOBJECTS\ntable:0\napple:0\ncup:0\nrobot:0\nEND-OBJECTS\nRELATIONS\non apple:0 table:0\n"

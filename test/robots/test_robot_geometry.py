@@ -13,7 +13,7 @@ from affplan_ros.robots.drivers import Box
 from affplan_ros.robots.grasping import DOWN, TIP_CLEARANCE, grasps
 from affplan_ros.robots.kinematics import KinematicsError, RobotKinematics
 from affplan_ros.robots.motion import Limits, joint_path, line_path, segment_collision, timed
-from affplan_ros.robots.places import free_spot, standing_places
+from affplan_ros.robots.places import free_spots, standing_places
 from affplan_ros.robots.poses import FixedPoses, SeenObject
 
 TCP = "gripper_right_grasping_frame"
@@ -127,11 +127,13 @@ def test_standing_places_face_the_box_nearest_first_and_free_spots_avoid_what_st
     assert math.cos(places[0].yaw) == pytest.approx(1.0), "facing the table"
     assert len(places) == 4
     cup = SeenObject("cup0", 1.75, 0.0, 0.8, 0.0, (0.08, 0.08, 0.1))
-    spot = free_spot(table, 0.04, [table, cup], (1.2, 0.0))
-    assert spot is not None and math.hypot(spot[0] - 1.75, spot[1]) >= 0.04 + 0.04 + 0.03 - 1e-9
+    spots = free_spots(table, 0.04, [table, cup], (1.75, 0.0))
+    assert len(spots) == 8 and all(math.hypot(x - 1.75, y) >= 0.04 + 0.04 + 0.03 - 1e-9 for x, y in spots)
+    distances = [math.hypot(x - 1.75, y) for x, y in spots]
+    assert distances == sorted(distances) and distances[0] < 0.15, "the nearest free spots first"
     tiny = SeenObject("stool0", 2.0, 0.0, 0.2, 0.0, (0.1, 0.1, 0.4))
-    assert free_spot(tiny, 0.04, [tiny, SeenObject("mug0", 2.0, 0.0, 0.45, 0.0, (0.08, 0.08, 0.1))],
-                     (0.0, 0.0)) is None
+    assert free_spots(tiny, 0.04, [tiny, SeenObject("mug0", 2.0, 0.0, 0.45, 0.0, (0.08, 0.08, 0.1))],
+                      (0.0, 0.0)) == []
 
 
 def test_config_poses_are_checked():
