@@ -60,6 +60,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
                                                        "caption) and its contact sheet (<set>_<index>.png, shown in "
                                                        "summary.md); rendering slows the run, so its timings are not "
                                                        "comparable")
+    parser.add_argument("--stack", default="sim", choices=["sim", "robot"],
+                        help="who moves the robot: sim (the simulator's own skills, which read its state: the "
+                             "baseline) or robot (the robot's own software, robot_skills on the simulated Tiago++'s "
+                             "ROS 2 interfaces, as tiago.launch.xml sim:=true runs it; bench/physics_robot.py)")
+    parser.add_argument("--poses", default="oracle", choices=["oracle"],
+                        help="(--stack robot) where the robot learns where things are: oracle (the simulator's "
+                             "referee, simulation only)")
     parser.add_argument("--faults", action="store_true",
                         help="instead: inject physical faults (an object moved or taken away before its grasp, a "
                              "door stuck, a grip giving way) into the tasks of --fault-tasks and report what "
@@ -96,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
 
     cfg = plan._prepare(_plan_args(args))
     worker = {"mode": "optimal", "time_limit": args.time_limit, "prune": True, "case_limit": args.case_time_limit,
-              "video": None}
+              "video": None, "stack": args.stack, "poses": args.poses}
     if args.video:
         Path(args.video).mkdir(parents=True, exist_ok=True)
         worker["video"] = str(Path(args.video).resolve())
@@ -194,6 +201,9 @@ def _run_case(case: dict, r: dict) -> None:
     world = build_world(scene)
     r["world_warnings"] = world.warnings[:20]
     ex = PhysicsExecutor(scene, oam=oam, world=world, time_limit_s=max(0.0, left()))
+    if cfg.get("stack") == "robot":
+        _run_on_robot(case, r, ex, world, pr.plan, desired, left())
+        return
     video = None
     if cfg.get("video"):
         from affplan_ros.sim.physics.video import RunVideo
@@ -237,6 +247,29 @@ def _run_case(case: dict, r: dict) -> None:
                                 "relations", "why": "; ".join(relations)[:600]}
     if not r["success"]:
         _blame_the_data(r, scene, desired)
+
+
+def _run_on_robot(case: dict, r: dict, judge, world, steps, desired, left_s: float) -> None:
+    """The plan carried out by the robot's own software on the case's world; ``judge`` (the
+    physics executor, never used to move anything) reads the relations from the physics after."""
+    from affplan_ros.bench.physics_robot import RobotStack
+
+    stack = _WORKER.get("robot")
+    if stack is None:
+        stack = _WORKER["robot"] = RobotStack()
+    t0 = time.monotonic()
+    run = stack.run(world, case["scene_path"], steps, left_s)
+    r["execute_wall_seconds"] = round(time.monotonic() - t0, 3)
+    r["sim_seconds"] = round(run.sim_seconds, 3)
+    if r["execute_wall_seconds"] > 0 and r["sim_seconds"] > 0:
+        r["real_time_factor"] = round(r["sim_seconds"] / r["execute_wall_seconds"], 2)
+    r["steps"], r["steps_executed"], r["executed"] = len(steps), run.steps_done, run.success
+    r["goal_holds"] = judge.goal_reached(desired)
+    r["success"] = r["goal_holds"]
+    if not run.success:
+        r["cause"], r["failure"] = run.cause or "unknown", run.failure
+        r["failed_step"] = str(steps[run.steps_done]) if run.steps_done < len(steps) else None
+    r["notes"] = r["notes"] + [line for line in run.log if "WARN" in line or "ERROR" in line][-5:]
 
 
 def _blame_the_data(r: dict, scene, desired) -> None:
@@ -300,7 +333,10 @@ CAUSES = {
     "robot's or the person's) for the object", "unknown_object": "the physics world has no body for the name",
     "not_articulated": "physics: the thing has no door, lid or drawer to move",
     "empty_grasp": "the gripper closed on nothing", "did_not_open": "the door or lid did not move as commanded",
-    "motion_failed": "a controller aborted the motion", "door_open": "physics: the appliance's door is open",
+    "motion_failed": "a controller aborted the motion (on the robot stack: its arm was stopped short of the "
+                     "trajectory's end, by something in the way)",
+    "person": "(robot stack) a step planned for a person: the simulated home has no person acting on requests yet",
+    "door_open": "physics: the appliance's door is open",
     "not_heated": "physics: it ran, but the container was not where it heats",
     "not_a_heater": "physics: the named appliance warms nothing",
 }
@@ -309,9 +345,14 @@ CAUSES = {
 def summary_markdown(report: dict, out: Path | None = None) -> str:
     """The report as Markdown; the contact sheets' links relative to ``out`` (summary.md's folder)."""
     t = report["totals"]
+    robot = report["worker"].get("stack") == "robot"
+    who = ("by the robot's own software (`--stack robot`: robot_skills with its built-in arm planner on the "
+           "simulated Tiago++'s ROS 2 interfaces, poses from the " + report["worker"].get("poses", "oracle")
+           + " (the simulator's referee, simulation only))") if robot else \
+        "by the simulator's own skills (`--stack sim`, which read the simulator's state: the baseline)"
     L = ["# Physics execution of the oracle plans (`affplan bench physics`)\n",
          f"- data: `{report['data']}`; goal: the desired goal (oracle), planned by Fast Downward "
-         f"({report['worker']['time_limit']:g} s), executed on the MuJoCo world",
+         f"({report['worker']['time_limit']:g} s), executed on the MuJoCo world {who}",
          f"- case time limit {report['worker']['case_limit']:g} s; wall time {report['seconds']:.0f} s in all",
          "- success: the desired goal holds in the relations read from the physics state after the plan",
          "- real-time factor: simulated seconds per wall second of execution (IK, planning of motions and "

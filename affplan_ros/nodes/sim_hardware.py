@@ -80,8 +80,10 @@ NAV_CLEARANCE_M = 0.05     # kept between the base's disc and anything, as Nav2'
 
 
 class SimHardwareNode(Node):
-    def __init__(self) -> None:
-        super().__init__("sim_hardware")
+    def __init__(self, world=None, parameter_overrides=None) -> None:
+        """``world``: a physics world already built (a benchmark that judges it afterwards);
+        else the node builds the one of its ``scenario`` parameter."""
+        super().__init__("sim_hardware", parameter_overrides=parameter_overrides)
         p = declare_params(self, PARAMS)
         try:
             from control_msgs.action import FollowJointTrajectory, GripperCommand
@@ -105,9 +107,8 @@ class SimHardwareNode(Node):
         names_path = config_file("hardware/tiago.yaml", p.hardware_names)
         try:
             names = HardwareNames.from_file(names_path)
-            loaded = load_scenario(path)
             started = time.monotonic()
-            self.world = build_world(loaded.scene)
+            self.world = world if world is not None else build_world(load_scenario(path).scene)
             self.state = RobotState(self.world.model, names)
             urdf = robot_urdf(self.world.model, names)
         except (OSError, HardwareNamesError) as exc:
@@ -169,7 +170,8 @@ class SimHardwareNode(Node):
             self._camera_thread.start()
         self._loop = threading.Thread(target=self._run, name="physics", daemon=True)
         self._loop.start()
-        self.get_logger().info(f"hardware of {path}: built in {time.monotonic() - started:.1f} s; "
+        source = "the world given" if world is not None else path
+        self.get_logger().info(f"hardware of {source}: built in {time.monotonic() - started:.1f} s; "
                                f"{len(names.joints)} joints, grippers {', '.join(self.grippers)}, "
                                f"trajectory controllers {', '.join(self.trajectories)}; "
                                f"real-time factor {self.rate:g}" + (" (as fast as it goes)" if not self.rate else "")

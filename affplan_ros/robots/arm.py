@@ -18,28 +18,46 @@ from typing import Mapping, Optional, Sequence
 import numpy as np
 
 from affplan_ros.core.model.failure import Cause
-from affplan_ros.robots.drivers import CANCELED, Box, DriverUnavailable, Pose, Problem, finish, send_once
-from affplan_ros.robots.kinematics import KinematicsError, RobotKinematics
+from affplan_ros.robots.drivers import CANCELED, Box, DriverUnavailable, HeldBox, Pose, Problem, finish, send_once
+from affplan_ros.robots.kinematics import Attached, KinematicsError, RobotKinematics
 from affplan_ros.robots.motion import Limits, PathResult, TimedPath, joint_path, line_path, timed
 
 WAIT_FOR_ROBOT_S = 10.0     # for the description, joint states and TF after start-up
 PLAN_TIME_S = 2.0           # OMPL's search, per motion
 TRAJECTORY_SLACK_S = 10.0   # a controller may take this much longer than its trajectory
+# A joint within this of its goal has arrived, this long after the trajectory's end: a position-
+# controlled arm holding a load sags a few hundredths of a radian (the grasp and the put-down feel
+# and check for themselves whether the hand was where it had to be).
+GOAL_TOLERANCE = 0.1        # rad (m for the torso)
+GOAL_TIME_S = 2.0
 
 
 @dataclass(frozen=True)
 class ArmController:
     """One arm: its FollowJointTrajectory action; the joints it moves are the URDF's chain from
-    the base to the hand's link, without the joints other controllers move (the torso's)."""
+    the base to the hand's link, less those of the shared controller."""
 
     group: str
     action: str
 
 
+@dataclass(frozen=True)
+class SharedController:
+    """Joints on the way to every hand that a controller of their own moves (a Tiago++'s torso):
+    the planner moves them with the arm, as MoveIt's arm_torso group, and sends their part of
+    the trajectory to this controller at the same time."""
+
+    action: str
+    joints: tuple[str, ...]
+    max_velocity: float = 0.1
+    max_acceleration: float = 0.2
+
+
 class BuiltinArm:
     def __init__(self, node, controllers: Sequence[ArmController], base_frame: str, map_frame: str = "map",
-                 other_joints: Sequence[str] = (), max_velocity: float = 0.8, max_acceleration: float = 1.5,
-                 frames=None, callback_group=None):
+                 shared: Optional[SharedController] = None, fixed_joints: Sequence[str] = (),
+                 max_velocity: float = 0.8, max_acceleration: float = 1.5, frames=None, callback_group=None):
+        """``fixed_joints``: joints on the chain that stay where they are (no controller here)."""
         try:
             from control_msgs.action import FollowJointTrajectory
         except ImportError as exc:
@@ -54,17 +72,19 @@ class BuiltinArm:
 
         self._type = FollowJointTrajectory
         self.node, self.base_frame, self.map_frame = node, base_frame, map_frame
-        self.other_joints = set(other_joints)
+        self.shared, self.fixed_joints = shared, set(fixed_joints)
         self.max_velocity, self.max_acceleration = max_velocity, max_acceleration
         self.clients = {c.group: ActionClient(node, FollowJointTrajectory, c.action, callback_group=callback_group)
                         for c in controllers}
+        self.shared_client = None if shared is None else ActionClient(node, FollowJointTrajectory, shared.action,
+                                                                      callback_group=callback_group)
         self.frames = frames if frames is not None else FrameBuffer(node, callback_group)
         self._lock = threading.Lock()
         self._joints: dict[str, float] = {}
         self._urdf = ""
         self._kinematics: Optional[RobotKinematics] = None
         self._obstacles: tuple[Box, ...] = ()
-        self._ready = threading.Event()
+        self._held: dict[str, Attached] = {}
         node.create_subscription(String, "/robot_description", self._on_description, LATCHED_QOS,
                                  callback_group=callback_group)
         node.create_subscription(JointState, "/joint_states", self._on_joints, 10, callback_group=callback_group)
@@ -112,11 +132,26 @@ class BuiltinArm:
         return found
 
     def arm_joints(self, kin: RobotKinematics, link: str) -> list[str]:
-        return [j for j in kin.chain(link) if j not in self.other_joints]
+        """What the planner moves for ``link``: its chain, the shared joints included where their
+        controller is known, the fixed ones left out."""
+        return [j for j in kin.chain(link) if j not in self.fixed_joints]
+
+    def _limits(self, names: Sequence[str]) -> Limits:
+        shared = self.shared
+        velocity = {n: shared.max_velocity if shared and n in shared.joints else self.max_velocity for n in names}
+        acceleration = {n: shared.max_acceleration if shared and n in shared.joints else self.max_acceleration
+                        for n in names}
+        return Limits(velocity, acceleration)
 
     # -- the Arm protocol --------------------------------------------------------------------------
     def keep_clear(self, boxes: Sequence[Box]) -> None:
         self._obstacles = tuple(boxes)
+
+    def hold(self, link: str, thing: Optional[HeldBox]) -> None:
+        if thing is None:
+            self._held.pop(link, None)
+        else:
+            self._held[link] = Attached(thing.name, link, thing.centre, thing.half, thing.quat)
 
     def move_to(self, group: str, pose: Pose, link: str, cancel, line: bool = False) -> Optional[Problem]:
         if cancel():
@@ -136,16 +171,15 @@ class BuiltinArm:
         missing = [n for n in names if n not in start]
         if missing:
             return Problem(f"/joint_states lacks {', '.join(missing)}", Cause.MOTION_FAILED)
-        target = to_base @ _matrix(pose) if pose.frame != self.base_frame else _matrix(pose)
+        target = to_base @ pose.matrix() if pose.frame != self.base_frame else pose.matrix()
         where = f"({pose.x:.2f}, {pose.y:.2f}, {pose.z:.2f}) in {pose.frame}"
         with self._lock:    # one model, one plan at a time
-            kin.set_obstacles(boxes)
+            kin.set_obstacles(boxes, self._held.values())
             planned = self._plan(kin, link, start, names, target, line)
         if planned.waypoints is None:
             cause = Cause.BLOCKED if "collision" in planned.why else Cause.UNREACHABLE
             return Problem(f"no motion of {group} to {where}: {planned.why}", cause)
-        path = timed(names, planned.waypoints, Limits({n: self.max_velocity for n in names},
-                                                      {n: self.max_acceleration for n in names}))
+        path = timed(names, planned.waypoints, self._limits(names))
         if cancel():
             return CANCELED
         return self._follow(client, group, path, cancel, where)
@@ -168,35 +202,46 @@ class BuiltinArm:
         return Box(box.name, tuple(float(v) for v in centre[:3]), box.half, yaw, "base")
 
     def _follow(self, client, group: str, path: TimedPath, cancel, where: str) -> Optional[Problem]:
+        """The trajectory to the arm's controller and, at the same time, the shared joints' part
+        to theirs; both results decide."""
+        shared = [n for n in path.joint_names if self.shared is not None and n in self.shared.joints]
+        parts = [(client, group, [n for n in path.joint_names if n not in shared])]
+        if shared:
+            parts.append((self.shared_client, "torso", shared))
+        for c, name, _ in parts:
+            if not c.wait_for_server(timeout_sec=5.0):
+                return Problem(f"the {name} controller does not answer", Cause.MOTION_FAILED)
+        handles = []
+        for c, name, joints in parts:
+            handle, problem = send_once(c, self._goal(path, joints), cancel, f"the {name} controller")
+            if handle is None:
+                for h in handles:
+                    finish(h, 0.0, lambda: True, "")
+                return problem
+            handles.append(handle)
+        problem = None
+        for handle, (_, name, _) in zip(handles, parts):
+            got, stopped = finish(handle, path.duration + TRAJECTORY_SLACK_S, cancel, f"the {name} controller")
+            if got is None:
+                problem = problem or stopped
+            elif got.result.error_code != self._type.Result.SUCCESSFUL and problem is None:
+                said = got.result.error_string or f"error code {got.result.error_code}"
+                problem = Problem(f"the {name} controller did not reach {where}: {said}", Cause.MOTION_FAILED)
+        return problem
+
+    def _goal(self, path: TimedPath, joints: Sequence[str]):
         from builtin_interfaces.msg import Duration
+        from control_msgs.msg import JointTolerance
         from trajectory_msgs.msg import JointTrajectoryPoint
 
-        if not client.wait_for_server(timeout_sec=5.0):
-            return Problem(f"the {group} controller does not answer", Cause.MOTION_FAILED)
+        index = [path.joint_names.index(j) for j in joints]
         goal = self._type.Goal()
-        goal.trajectory.joint_names = list(path.joint_names)
+        goal.trajectory.joint_names = list(joints)
+        goal.goal_tolerance = [JointTolerance(name=j, position=GOAL_TOLERANCE) for j in joints]
+        goal.goal_time_tolerance = Duration(sec=int(GOAL_TIME_S), nanosec=int(GOAL_TIME_S % 1 * 1e9))
         for t, q, dq in zip(path.times, path.positions, path.velocities):
             ns = round(t * 1e9)
             goal.trajectory.points.append(JointTrajectoryPoint(
-                positions=list(q), velocities=list(dq),
+                positions=[q[i] for i in index], velocities=[dq[i] for i in index],
                 time_from_start=Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)))
-        handle, problem = send_once(client, goal, cancel, f"the {group} controller")
-        if handle is None:
-            return problem
-        got, problem = finish(handle, path.duration + TRAJECTORY_SLACK_S, cancel, f"the {group} controller")
-        if got is None:
-            return problem
-        if got.result.error_code != self._type.Result.SUCCESSFUL:
-            said = got.result.error_string or f"error code {got.result.error_code}"
-            return Problem(f"the {group} controller did not reach {where}: {said}", Cause.MOTION_FAILED)
-        return None
-
-
-def _matrix(pose: Pose) -> np.ndarray:
-    from scipy.spatial.transform import Rotation
-
-    w, x, y, z = pose.quaternion()
-    out = np.eye(4)
-    out[:3, :3] = Rotation.from_quat([x, y, z, w]).as_matrix()
-    out[:3, 3] = (pose.x, pose.y, pose.z)
-    return out
+        return goal

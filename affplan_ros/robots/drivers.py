@@ -52,6 +52,17 @@ class Pose:
         return (cy * cp * cr + sy * sp * sr, cy * cp * sr - sy * sp * cr,
                 cy * sp * cr + sy * cp * sr, sy * cp * cr - cy * sp * sr)
 
+    def matrix(self):
+        """The pose as a 4x4 homogeneous transform (numpy)."""
+        import numpy as np
+        from scipy.spatial.transform import Rotation
+
+        w, x, y, z = self.quaternion()
+        out = np.eye(4)
+        out[:3, :3] = Rotation.from_quat([x, y, z, w]).as_matrix()
+        out[:3, 3] = (self.x, self.y, self.z)
+        return out
+
     def to_msg(self, stamp=None):
         from geometry_msgs.msg import PoseStamped
 
@@ -83,6 +94,17 @@ class Box:
     half: tuple[float, float, float]
     yaw: float = 0.0
     frame: str = "map"
+
+
+@dataclass(frozen=True)
+class HeldBox:
+    """What a hand holds, as a box in its link's frame (centre, half extents, orientation w x y z):
+    the arm's paths keep it clear of things too."""
+
+    name: str
+    centre: tuple[float, float, float]
+    half: tuple[float, float, float]
+    quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
 
 
 @dataclass(frozen=True)
@@ -121,6 +143,9 @@ class Arm(Protocol):
 
     def keep_clear(self, boxes: Sequence[Box]) -> None:
         """What the arm's paths must avoid from now on besides the robot itself (map frame)."""
+
+    def hold(self, link: str, thing: Optional[HeldBox]) -> None:
+        """What ``link``'s hand now holds (None: nothing), to be kept clear of things with it."""
 
 
 class Gripper(Protocol):
@@ -240,6 +265,9 @@ class MoveItArm:
 
     def keep_clear(self, boxes: Sequence[Box]) -> None:
         """MoveIt keeps its planning scene from the robot's own sensors (its octomap)."""
+
+    def hold(self, link: str, thing: Optional[HeldBox]) -> None:
+        """Not passed on: MoveIt's attached objects are its planning scene's (not set up here)."""
 
     def _execute(self, group: str, trajectory, cancel, where: str) -> Optional[Problem]:
         manager = self._execution_manager()

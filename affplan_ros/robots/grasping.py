@@ -2,7 +2,8 @@
 the object table (core/knowledge/data/objects.yaml, ``grasp``), best first.
 
 * from above, across a horizontal side that fits between the opened fingers, the narrowest
-  first (both directions of the hand, the wrist chooses);
+  first (both directions of the hand, the wrist chooses); then leaning forward (60 and 45
+  degrees), pointing from the robot at it, which reaches further;
 * by its wall, from above, where it is a container wider than the hand (``grasp: rim``, or no
   side fits): the fingers straddle the wall nearest the robot;
 * from the side, the hand level and pointing from the robot at it, where it fits across.
@@ -25,11 +26,12 @@ TIP_CLEARANCE = 0.04        # m from the TCP down to the support: the finger tip
 GRIP_DEPTH = 0.04           # m below its top a thing is held, at most (its middle, if lower)
 RIM_DEPTH = 0.03            # m below its top a wall is held
 FIT_MARGIN = 0.01           # m the fingers open wider than what they take
+LEANS = (math.pi / 3, math.pi / 4)   # pitches of a hand leaning forward from above (pointing down: pi/2)
 
 
 @dataclass(frozen=True)
 class Grasp:
-    kind: str               # "top", "rim" or "side"
+    kind: str               # "top", "lean", "rim" or "side"
     pose: Pose              # the TCP where the fingers close
     approach: Pose          # where the hand comes in from (and goes back to, without the thing)
     width: float            # across the fingers (m)
@@ -58,11 +60,20 @@ def grasps(obj: SeenObject, props: Optional[ObjectProperties], max_opening: floa
             yaw = _nearest(across + turn, toward)
             pose = Pose(obj.x, obj.y, height, yaw, obj.frame, pitch=DOWN)
             out.append(Grasp("top", pose, pose.offset(dz=approach_m), width))
+    # Leaning forward from above, pointing from the robot at it: the hand reaches further (the
+    # front of a deep counter), the fingers across the thing as seen from the robot.
+    across_width = abs(sx * math.sin(toward - obj.yaw)) + abs(sy * math.cos(toward - obj.yaw))
+    if across_width + FIT_MARGIN <= max_opening:
+        for pitch in LEANS:
+            pose = Pose(obj.x, obj.y, height, toward, obj.frame, pitch=pitch)
+            back = (math.cos(pitch) * math.cos(toward), math.cos(pitch) * math.sin(toward), -math.sin(pitch))
+            approach = Pose(obj.x - approach_m * back[0], obj.y - approach_m * back[1], height - approach_m * back[2],
+                            toward, obj.frame, pitch=pitch)
+            out.append(Grasp("lean", pose, approach, across_width))
     rims = _rim_grasps(obj, (sx, sy, sz), toward, approach_m, floor) if props is None or props.inner or not sides \
         else []
     out = rims + out if rim_first else out + rims
     # From the side: the hand level, pointing from the robot at the thing, fingers across it.
-    across_width = abs(sx * math.sin(toward - obj.yaw)) + abs(sy * math.cos(toward - obj.yaw))
     if across_width + FIT_MARGIN <= max_opening:
         middle = max(obj.z, floor)
         pose = Pose(obj.x, obj.y, middle, toward, obj.frame)

@@ -36,6 +36,18 @@ class KinematicsError(ValueError):
     """The robot description cannot be used (not URDF, or a frame or joint it lacks)."""
 
 
+@dataclass(frozen=True)
+class Attached:
+    """A thing a hand holds, as a box fixed to ``link``: its centre, half extents and
+    orientation (w, x, y, z) in the link's frame."""
+
+    name: str
+    link: str
+    centre: tuple[float, float, float]
+    half: tuple[float, float, float]
+    quat: tuple[float, float, float, float] = (1.0, 0.0, 0.0, 0.0)
+
+
 @dataclass
 class IKSolution:
     ok: bool
@@ -54,23 +66,32 @@ class RobotKinematics:
             raise KinematicsError("the robot description is not URDF (no <robot> element)")
         self.urdf = urdf[:match.end()] + _COMPILER + urdf[match.end():]
         self._obstacles: tuple[Box, ...] = ()
-        self._load(())
+        self._attached: tuple[Attached, ...] = ()
+        self._load((), ())
 
-    def _load(self, boxes: Sequence[Box]) -> None:
+    def _load(self, boxes: Sequence[Box], attached: Sequence["Attached"]) -> None:
         try:
             spec = mujoco.MjSpec.from_string(self.urdf)
             for box in boxes:
                 c, s = np.cos(box.yaw / 2), np.sin(box.yaw / 2)
                 spec.worldbody.add_geom(name=f"obstacle/{box.name}", type=mujoco.mjtGeom.mjGEOM_BOX,
                                         pos=list(box.centre), size=list(box.half), quat=[c, 0.0, 0.0, s])
+            for held in attached:
+                body = spec.body(held.link)
+                if body is None:
+                    raise KinematicsError(f"the robot description has no link {held.link!r} to attach to")
+                body.add_geom(name=f"held/{held.name}", type=mujoco.mjtGeom.mjGEOM_BOX, pos=list(held.centre),
+                              size=list(held.half), quat=list(held.quat))
             self.model = spec.compile()
         except ValueError as exc:   # MuJoCo's parse and compile errors
             raise KinematicsError(f"the robot description does not load: {exc}") from exc
-        self._obstacles = tuple(boxes)
+        self._obstacles, self._attached = tuple(boxes), tuple(attached)
         self.data = mujoco.MjData(self.model)
         self.configuration = mink.Configuration(self.model)
         self._qadr = {self.model.joint(j).name: int(self.model.joint(j).qposadr[0]) for j in range(self.model.njnt)}
         self._dadr = {self.model.joint(j).name: int(self.model.joint(j).dofadr[0]) for j in range(self.model.njnt)}
+        # The world's boxes are checked against everything; a held thing, fixed to its hand's link,
+        # against what is not near that link in the tree (not the fingers around it).
         self._obstacle_geoms = {g for g in range(self.model.ngeom)
                                 if self.model.geom(g).name.startswith("obstacle/")}
         self._depth = [0] * self.model.nbody
@@ -108,12 +129,12 @@ class RobotKinematics:
         if mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, name) < 0:
             raise KinematicsError(f"the robot description has no link {name!r}")
 
-    def set_obstacles(self, boxes: Iterable[Box]) -> None:
-        """What the arm must keep clear of from now on, in the root frame (replaces what was
-        set before)."""
-        boxes = tuple(boxes)
-        if boxes != self._obstacles:
-            self._load(boxes)
+    def set_obstacles(self, boxes: Iterable[Box], attached: Iterable["Attached"] = ()) -> None:
+        """What the arm must keep clear of from now on, in the root frame, and what the hands hold
+        (it moves with them and must keep clear too); replaces what was set before."""
+        boxes, attached = tuple(boxes), tuple(attached)
+        if boxes != self._obstacles or attached != self._attached:
+            self._load(boxes, attached)
 
     # -- kinematics --------------------------------------------------------------------------------
     def _qpos(self, joints: Mapping[str, float]) -> np.ndarray:
@@ -208,6 +229,7 @@ class RobotKinematics:
         return steps <= NEAR_IN_TREE
 
     def _geom_owner(self, geom: int) -> str:
-        if geom in self._obstacle_geoms:
-            return self.model.geom(geom).name
+        name = self.model.geom(geom).name
+        if name.startswith(("obstacle/", "held/")):
+            return name
         return self.model.body(int(self.model.geom_bodyid[geom])).name

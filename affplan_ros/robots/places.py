@@ -27,6 +27,28 @@ def standing_places(seen: SeenObject, distance: float, robot_xy: tuple[float, fl
     return sorted(out, key=lambda p: math.hypot(p.x - robot_xy[0], p.y - robot_xy[1]))
 
 
+def line_up(support: SeenObject, point: tuple[float, float], distance: float,
+            robot_xy: tuple[float, float]) -> Pose:
+    """The base pose in front of the face of ``support`` nearest the robot, ``distance`` from it,
+    facing it, straight in front of ``point`` (a thing on it; clamped to the face's width)."""
+    c, s = math.cos(support.yaw), math.sin(support.yaw)
+    faces = []
+    for nx, ny, half, across in ((1, 0, support.size[0] / 2, support.size[1] / 2),
+                                 (-1, 0, support.size[0] / 2, support.size[1] / 2),
+                                 (0, 1, support.size[1] / 2, support.size[0] / 2),
+                                 (0, -1, support.size[1] / 2, support.size[0] / 2)):
+        wx, wy = c * nx - s * ny, s * nx + c * ny
+        fx, fy = support.x + wx * half, support.y + wy * half          # the face's middle
+        faces.append((math.hypot(fx - robot_xy[0], fy - robot_xy[1]), wx, wy, half, across))
+    _, wx, wy, half, across = min(faces)
+    tx, ty = -wy, wx                                                     # along the face
+    along = (point[0] - support.x) * tx + (point[1] - support.y) * ty
+    along = max(-across, min(across, along))
+    x = support.x + wx * (half + distance) + tx * along
+    y = support.y + wy * (half + distance) + ty * along
+    return Pose(x, y, 0.0, math.atan2(-wy, -wx), support.frame)
+
+
 def contains(box: SeenObject, x: float, y: float, z: float) -> bool:
     """Whether the point lies inside ``box`` (a thing in a fridge lies inside the fridge's box)."""
     return contains_xy(box, x, y) and abs(z - box.z) <= box.size[2] / 2

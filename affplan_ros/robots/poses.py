@@ -32,6 +32,7 @@ class SeenObject:
     frame: str = "map"
     class_name: str = ""
     open_fraction: float = -1.0    # a door, drawer or lid: 0 closed .. 1 open; -1 none
+    kind: str = ""                 # what the source says it is: "object", "furniture", "agent" (a person), ...
 
     @property
     def top(self) -> float:
@@ -101,7 +102,7 @@ class OraclePoses:
             yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
             p = o.pose.position
             seen[o.name] = SeenObject(o.name, p.x, p.y, p.z, yaw, (o.size.x, o.size.y, o.size.z),
-                                      msg.header.frame_id or "map", o.class_name, o.open_fraction)
+                                      msg.header.frame_id or "map", o.class_name, o.open_fraction, o.kind)
         with self._lock:
             self._latest = seen
         self._first.set()

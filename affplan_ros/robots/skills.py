@@ -27,9 +27,11 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Optional
 
+import numpy as np
 from rclpy.action import ActionServer, CancelResponse
 from rclpy.callback_groups import MutuallyExclusiveCallbackGroup, ReentrantCallbackGroup
 from rclpy.node import Node
+from scipy.spatial.transform import Rotation
 
 from affplan_ros.core.errors import ConfigError
 from affplan_ros.core.knowledge.objects import ObjectProperties, load_object_table
@@ -40,12 +42,14 @@ from affplan_ros.interfaces import interface_types
 from affplan_ros.nodes.base import LOCATION_PARAMS, parse_locations, run_node
 from affplan_ros.nodes.convert import failure_to_msg, skill_goal_problem
 from affplan_ros.nodes.params import Param, declare_params
-from affplan_ros.robots.drivers import CANCELED, DriverUnavailable, Grip, Pose, Problem
+from affplan_ros.robots.drivers import CANCELED, DriverUnavailable, Grip, HeldBox, Pose, Problem
 from affplan_ros.robots.grasping import Grasp, grasps
-from affplan_ros.robots.places import as_box, contains_xy, free_spots, obstacles_near, standing_places
+from affplan_ros.robots.places import contains, contains_xy, free_spots, line_up, obstacles_near, standing_places
 from affplan_ros.robots.poses import FixedPoses, OraclePoses, PoseSource, SeenObject
 
 OPEN, CLOSED = 0.08, 0.0        # gripper positions (m)
+LINE_UP_MIN_M = 0.1             # a base move shorter than this to stand in front of something is not worth it
+ARM_SPACE_M = 1.4               # what the pose source knows within this of the base is kept clear of by the arm
 REACH_AHEAD_M = 0.55            # ahead of the base, where a Tiago++'s hands work best (put-down spots near it first)
 
 
@@ -87,8 +91,10 @@ PARAMS = (
           "sent to the FollowJointTrajectory controllers)", choices=("moveit", "builtin")),
     Param("arm_controllers", ["/arm_controller/follow_joint_trajectory"],
           "builtin planner: FollowJointTrajectory action per hand, in the order of `hands`"),
-    Param("other_joints", ["torso_lift_joint"], "builtin planner: joints between the base and a hand that "
-          "their own controllers move (the arm's IK leaves them where they are)"),
+    Param("torso_controller", "/torso_controller/follow_joint_trajectory", "builtin planner: the FollowJointTrajectory "
+          "action of the torso, which moves with the arm ('' = the torso stays where it is)"),
+    Param("torso_joints", ["torso_lift_joint"], "builtin planner: the joints of torso_controller"),
+    Param("torso_max_speed", 0.07, "builtin planner: torso speed limit (m/s; a Tiago++'s lift: 0.07)", above=0),
     Param("max_joint_speed", 0.8, "builtin planner: joint speed limit (rad/s)", above=0),
     Param("max_joint_acceleration", 1.5, "builtin planner: joint acceleration limit (rad/s^2)", above=0),
     Param("max_opening_m", 0.09, "widest opening of a gripper (m)", above=0),
@@ -123,7 +129,8 @@ class RobotSkillsNode(Node):
         self.handover_pose = Pose(*map(float, handover), frame=self.base_frame)
         self.max_opening, self.base_radius, self.standoff = p.max_opening_m, p.base_radius_m, p.standoff_m
         self.arm_planner, self.pose_source_name = p.arm_planner, p.pose_source
-        self.arm_controllers, self.other_joints = dict(zip(self.hands, p.arm_controllers)), list(p.other_joints)
+        self.arm_controllers = dict(zip(self.hands, p.arm_controllers))
+        self.torso = (p.torso_controller, tuple(p.torso_joints), p.torso_max_speed)
         self.joint_limits = (p.max_joint_speed, p.max_joint_acceleration)
         if p.arm_planner == "builtin" and len(p.arm_controllers) != len(self.hands):
             raise ValueError("arm_controllers needs one FollowJointTrajectory action per hand")
@@ -322,14 +329,73 @@ class RobotSkillsNode(Node):
         """A grasp planned from the thing's box: the candidates in order until one the arm reaches."""
         support = self.poses.find(goal.support) if goal.support else None
         known = self.poses.everything()
-        self.arm.keep_clear(obstacles_near(seen, known, skip=[*self.skip_names, *self.holding.values()]))
+        self.arm.keep_clear(self._clear_around(known, skip=[goal.object], thing=seen))
         candidates = grasps(seen, self._class_of(seen), self.max_opening, self._robot_xy(),
                             support.top if support is not None and contains_xy(support, seen.x, seen.y) else None,
                             self.approach)
-        group, link = self.groups[hand], self.links[hand]
         failure = self._steps(what, cancel, lambda: self._release(hand, cancel))
         if failure is not None:
             return failure
+        failure, missed = self._try_grasps(goal, seen, hand, candidates, what, cancel)
+        if failure is not False:
+            return failure
+        moved = self._step_in_front(support, (seen.x, seen.y), what, cancel)
+        if isinstance(moved, Failure):
+            return moved
+        if moved:   # nearer now: the grasps again, from where the base stands
+            candidates = grasps(seen, self._class_of(seen), self.max_opening, self._robot_xy(),
+                                support.top if contains_xy(support, seen.x, seen.y) else None, self.approach)
+            failure, missed = self._try_grasps(goal, seen, hand, candidates, what, cancel)
+            if failure is not False:
+                return failure
+        return Failure(FailureCode.PHYSICAL, what, f"{what} failed",
+                       f"no grasp of {goal.object} the arm can reach ({len(candidates)} tried): "
+                       + "; ".join(missed[:3]), f"stand closer to {goal.object} or clear what is around it",
+                       recoverable=True, cause=Cause.UNREACHABLE)
+
+    def _step_in_front(self, support: Optional[SeenObject], point: tuple[float, float], what: str,
+                       cancel) -> "bool | Failure":
+        """Out of reach from where the base stands: it moves (Nav2) in front of ``point`` at the
+        support's face nearest to it, where it has not stood yet. True when it moved."""
+        if support is None or not all(v > 0 for v in support.size):
+            return False
+        place = line_up(support, point, self.base_radius + self.standoff, self._robot_xy())
+        x, y = self._robot_xy()
+        if math.hypot(place.x - x, place.y - y) < LINE_UP_MIN_M:
+            return False
+        problem = self.navigator.go_to(place, self.nav_timeout, cancel)
+        if problem is not None and problem.canceled:
+            return self._problem(what, problem)
+        return problem is None
+
+    def _clear_around(self, known: Optional[list] = None, skip=(), thing: Optional[SeenObject] = None) -> list:
+        """The boxes the pose source knows within ``ARM_SPACE_M`` of the base (not what the robot
+        holds, not the people, not ``skip``, not what ``thing`` lies inside): what the arm's paths
+        keep clear of."""
+        known = self.poses.everything() if known is None else known
+        x, y = self._robot_xy()
+        inside = {o.name for o in known if thing is not None and all(v > 0 for v in o.size)
+                  and contains(o, thing.x, thing.y, thing.z)}
+        # People move, and a handover reaches towards them: they are not boxes to plan around.
+        inside |= {o.name for o in known if o.kind == "agent"}
+        here = SeenObject("", x, y, 0.0)
+        return obstacles_near(here, known, radius=ARM_SPACE_M,
+                              skip=[*self.skip_names, *self.holding.values(), *skip, *inside])
+
+    def _take_hold(self, hand: str, grasp: Grasp, seen: SeenObject) -> None:
+        """The arm's planner carries the thing with the hand from now on (its box in the hand's frame)."""
+        tcp = grasp.pose.matrix()
+        rotation = tcp[:3, :3].T @ Pose(0.0, 0.0, 0.0, seen.yaw).matrix()[:3, :3]
+        centre = tcp[:3, :3].T @ (np.array([seen.x, seen.y, seen.z]) - tcp[:3, 3])
+        x, y, z, w = Rotation.from_matrix(rotation).as_quat()
+        # A little smaller than seen: resting on its support as it is taken is not a collision.
+        half = tuple(max(v / 2 - 0.01, 0.005) for v in seen.size)
+        self.arm.hold(self.links[hand], HeldBox(seen.name, tuple(map(float, centre)), half,
+                                                (float(w), float(x), float(y), float(z))))
+
+    def _try_grasps(self, goal, seen: SeenObject, hand: str, candidates, what: str, cancel):
+        """(Failure or None: the grasp ended so; False: no candidate could be reached, and why)."""
+        group, link = self.groups[hand], self.links[hand]
         missed = []
         for grasp in candidates:
             for target, line in ((grasp.approach, False), (grasp.pose, True)):
@@ -337,7 +403,7 @@ class RobotSkillsNode(Node):
                 if problem is not None:
                     break
             if problem is not None and (problem.canceled or problem.cause == Cause.MOTION_FAILED):
-                return self._problem(what, problem)
+                return self._problem(what, problem), missed
             if problem is not None:     # no motion found: the next grasp
                 missed.append(f"{grasp.kind} grasp: {problem.why}")
                 continue
@@ -349,11 +415,9 @@ class RobotSkillsNode(Node):
             if failure is None:
                 self.holding[hand] = goal.object
                 self.held[hand] = Held(grasp, grasp.pose.z - seen.bottom, seen, grasp.pose.yaw - self._robot_pose()[2])
-            return failure
-        return Failure(FailureCode.PHYSICAL, what, f"{what} failed",
-                       f"no grasp of {goal.object} the arm can reach ({len(candidates)} tried): "
-                       + "; ".join(missed[:3]), f"stand closer to {goal.object} or clear what is around it",
-                       recoverable=True, cause=Cause.UNREACHABLE)
+                self._take_hold(hand, grasp, seen)
+            return failure, missed
+        return False, missed
 
     def _no_free_hand(self, what: str) -> Failure:
         return Failure(FailureCode.PRECONDITION, what, f"{what} failed", f"no free hand ({self.holding})",
@@ -387,7 +451,7 @@ class RobotSkillsNode(Node):
                               lambda: self._release(hand, cancel),
                               lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel))
         if failure is None:
-            del self.holding[hand]
+            self._let_go(hand)
         return failure
 
     def _put_down(self, goal, hand: str, held: "Held", target: SeenObject, what: str, cancel) -> Optional[Failure]:
@@ -396,7 +460,8 @@ class RobotSkillsNode(Node):
         known = self.poses.everything()
         skip = [*self.holding.values(), *self.skip_names]
         props = self._class_of(target)
-        if goal.relation == "in" and props is not None and props.inner is not None:   # its middle, on its floor
+        into = goal.relation == "in" and props is not None and props.inner is not None
+        if into:   # its middle, on its floor
             spots, floor = [(target.x, target.y)], target.bottom + max(target.size[2] - props.inner[2], 0.0)
         else:
             spots = free_spots(target, max(held.seen.size[:2]) / 2, known, self._reach_xy(), skip=skip)
@@ -405,33 +470,54 @@ class RobotSkillsNode(Node):
             return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"no free space on {goal.target} for "
                            f"{goal.object}", f"clear a spot on {goal.target}", recoverable=True,
                            cause=Cause.NO_FREE_SPACE)
-        self.arm.keep_clear(obstacles_near(target, known, skip=skip) + [as_box(target)])
-        group, link, g = self.groups[hand], self.links[hand], held.grasp.pose
-        # The hand as it was at the grasp, seen from the base (a pose the arm reached then), the
-        # thing turned about the vertical with the base (what stands on a surface may turn).
-        yaw = self._robot_pose()[2] + held.turn
-        missed = []
-        for x, y in spots:
-            pose = Pose(x, y, floor + held.above_bottom + 0.01, yaw, g.frame, g.roll, g.pitch)
-            for step, line in ((pose.offset(dz=self.approach), False), (pose, True)):
-                problem = self.arm.move_to(group, step, link, cancel, line=line)
-                if problem is not None:
-                    break
-            if problem is not None and (problem.canceled or problem.cause == Cause.MOTION_FAILED):
-                return self._problem(what, problem)
-            if problem is not None:
-                missed.append(f"({x:.2f}, {y:.2f}): {problem.why}")
-                continue
-            failure = self._steps(what, cancel, lambda: self._release(hand, cancel),
-                                  partial(self.arm.move_to, group, pose.offset(dz=self.approach), link, cancel,
-                                          line=True))
+        # Onto it: its box is in the way below the hand; into it: the hand goes in (its walls are not known).
+        self.arm.keep_clear(self._clear_around(known, skip=[goal.target] if into else []))
+        failure, missed = self._try_spots(hand, held, spots, floor, what, cancel)
+        if failure is False and not into:
+            moved = self._step_in_front(target, spots[0], what, cancel)
+            if isinstance(moved, Failure):
+                return moved
+            if moved:   # nearer now: the free spots again, nearest where the arm reaches from here
+                spots = free_spots(target, max(held.seen.size[:2]) / 2, known, self._reach_xy(), skip=skip)
+                failure, missed = self._try_spots(hand, held, spots, floor, what, cancel)
+        if failure is not False:
             if failure is None:
-                del self.holding[hand]
-                self.held.pop(hand, None)
+                self._let_go(hand)
             return failure
         return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"no free spot on {goal.target} the arm can "
                        f"reach ({len(spots)} tried): " + "; ".join(missed[:3]), f"stand closer to {goal.target}",
                        recoverable=True, cause=Cause.UNREACHABLE)
+
+    def _let_go(self, hand: str) -> None:
+        self.holding.pop(hand, None)
+        self.held.pop(hand, None)
+        self.arm.hold(self.links[hand], None)
+
+    def _try_spots(self, hand: str, held: "Held", spots, floor: float, what: str, cancel):
+        """(Failure or None: the put-down ended so; False: no spot could be reached, and why)."""
+        group, link, g = self.groups[hand], self.links[hand], held.grasp.pose
+        # The hand as it was at the grasp, seen from the base (a pose the arm reached then), the
+        # thing turned about the vertical with the base (what stands on a surface may turn); then
+        # turned half round, and for a round thing a quarter either way: it stands the same.
+        yaw = self._robot_pose()[2] + held.turn
+        size = held.seen.size
+        turns = (0.0, math.pi, math.pi / 2, -math.pi / 2) if abs(size[0] - size[1]) < 0.01 else (0.0, math.pi)
+        missed = []
+        for x, y in spots:
+            for turn in turns if g.pitch > 1.2 else (0.0,):    # a hand leaning or level keeps its heading
+                pose = Pose(x, y, floor + held.above_bottom + 0.01, yaw + turn, g.frame, g.roll, g.pitch)
+                for step, line in ((pose.offset(dz=self.approach), False), (pose, True)):
+                    problem = self.arm.move_to(group, step, link, cancel, line=line)
+                    if problem is not None:
+                        break
+                if problem is not None and (problem.canceled or problem.cause == Cause.MOTION_FAILED):
+                    return self._problem(what, problem), missed
+                if problem is None:
+                    return self._steps(what, cancel, lambda: self._release(hand, cancel),
+                                       partial(self.arm.move_to, group, pose.offset(dz=self.approach), link,
+                                               cancel, line=True)), missed
+            missed.append(f"({x:.2f}, {y:.2f}): {problem.why}")
+        return False, missed
 
     def _open(self, goal, cancel, pull: float = -0.3) -> Optional[Failure]:
         what = f"{'open' if pull < 0 else 'close'} {goal.object}"
@@ -472,11 +558,12 @@ class RobotSkillsNode(Node):
         hand = self._hand_with(goal.object)
         if hand is None:
             return self._not_holding(goal.object, what)
+        self.arm.keep_clear(self._clear_around())
         failure = self._steps(what, cancel,
                               lambda: self.arm.move_to(self.groups[hand], pose, self.links[hand], cancel),
                               lambda: self._release(hand, cancel))
         if failure is None:
-            del self.holding[hand]
+            self._let_go(hand)
         return failure
 
     def _pour(self, goal, cancel) -> Optional[Failure]:
@@ -539,10 +626,12 @@ def default_drivers(node: RobotSkillsNode, grippers: dict[str, str], group) -> t
     from affplan_ros.robots.drivers import GripperActions, MoveItArm, Nav2Navigator
 
     if node.arm_planner == "builtin":
-        from affplan_ros.robots.arm import ArmController, BuiltinArm
+        from affplan_ros.robots.arm import ArmController, BuiltinArm, SharedController
 
+        action, joints, speed = node.torso
+        torso = SharedController(action, joints, speed, 2 * speed) if action else None
         arm = BuiltinArm(node, [ArmController(node.groups[h], node.arm_controllers[h]) for h in node.hands],
-                         node.base_frame, node.map_frame, node.other_joints, *node.joint_limits,
+                         node.base_frame, node.map_frame, torso, () if action else joints, *node.joint_limits,
                          frames=node.frames, callback_group=group)
     else:
         arm = MoveItArm(f"{node.get_name()}_moveit")

@@ -30,6 +30,9 @@ class FakeArm:
     def keep_clear(self, boxes):
         log(driver="arm", keep_clear=[b.name for b in boxes])
 
+    def hold(self, link, thing):
+        log(driver="arm", hold=thing.name if thing else None)
+
 
 class FakeGripper:
     """Closing always finds something 4 cm wide between the fingers (the ROS stand-in in

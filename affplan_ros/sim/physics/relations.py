@@ -75,13 +75,18 @@ def _touching(world: PhysicsWorld) -> dict[str, set[str]]:
 
 
 def _held(world: PhysicsWorld, skills: Skills, obj: str, touching: dict[str, set[str]]) -> bool:
-    side = skills.holding(obj)
-    if side is None or world.robot_name not in touching.get(obj, set()):
+    """Between both pads of a hand (or, taken with both hands, touched by each): whoever moved
+    the hand, the simulator's skills or the robot's own software on the hardware."""
+    if world.robot_name not in touching.get(obj, set()):
         return False
     if both_hands(skills, obj):    # between both hands: each presses on it with its pads
         return touching_hands(skills, obj) == 2
-    pads = [world.model.geom(f"{side}_pad_{f}").id for f in ("a", "b")]
-    return len(world.touching_geoms(obj, pads)) == 2
+    side = skills.holding(obj)
+    for hand in (side,) if side is not None else ("r", "l"):
+        pads = [world.model.geom(f"{hand}_pad_{f}").id for f in ("a", "b")]
+        if len(world.touching_geoms(obj, pads)) == 2:
+            return True
+    return False
 
 
 def _container_of(world: PhysicsWorld, skills: Skills, obj: str) -> Optional[str]:
