@@ -21,6 +21,7 @@ from typing import Optional, Sequence
 ROBOT_NODES = ("robot_skills", "executor")
 SUITE_NAMESPACE = "/affplan"
 ROBOT = "robot0"          # the robot's name in the plans
+DISCOVERY_SETTLE_S = 0.3  # after the executor is seen, so that it sees this client too (as task_client)
 SETTLE_S = 0.5            # simulated seconds the world runs on after the plan, before the referee judges
 
 
@@ -49,13 +50,18 @@ class RobotStack:
         dds_defaults()
         if not rclpy.ok():
             rclpy.init()
-        self.executor = MultiThreadedExecutor()
-        self.node = rclpy.create_node("bench_physics_robot")
-        self.executor.add_node(self.node)
-        threading.Thread(target=self.executor.spin, name="bench_spin", daemon=True).start()
+        from affplan_ros.action import ExecutePlan
+        from affplan_ros.nodes.base import ActionClient
         from affplan_ros.srv import AskHuman
 
+        self.executor = MultiThreadedExecutor()
+        self.node = rclpy.create_node("bench_physics_robot")
+        # One client for every case, made before the node spins (a response to a client the
+        # server has not discovered yet is lost).
+        self.client = ActionClient(self.node, ExecutePlan, f"{SUITE_NAMESPACE}/execute_plan")
         self.node.create_service(AskHuman, f"{SUITE_NAMESPACE}/ask_human", self._person)
+        self.executor.add_node(self.node)
+        threading.Thread(target=self.executor.spin, name="bench_spin", daemon=True).start()
 
     @staticmethod
     def _person(request, response):
@@ -89,31 +95,27 @@ class RobotStack:
         return out
 
     def _execute(self, steps: Sequence, timeout_s: float, out: RobotRun) -> None:
-        from rclpy.action import ActionClient
-
         from affplan_ros.action import ExecutePlan
-        from affplan_ros.nodes.base import FutureWait, send_goal
+        from affplan_ros.nodes.base import FutureWait, send_goal, wait_for_action
         from affplan_ros.nodes.convert import plan_to_msg
 
-        client = ActionClient(self.node, ExecutePlan, f"{SUITE_NAMESPACE}/execute_plan")
-        try:
-            if not client.wait_for_server(timeout_sec=20.0):
-                out.cause, out.failure = "error", {"what": "the executor did not come up"}
-                return
-            handle, _ = send_goal(client, ExecutePlan.Goal(plan=plan_to_msg(steps)), timeout=15.0)
-            if handle is None or not handle.accepted:
-                out.cause, out.failure = "error", {"what": "the executor did not take the plan",
-                                                   "why": " | ".join(out.log[-6:])}
-                return
-            done = FutureWait(handle.get_result_async())
-            if done.until(time.monotonic() + max(timeout_s, 1.0)) != "done":
-                FutureWait(handle.cancel_goal_async()).until(time.monotonic() + 5.0)
-                done.until(time.monotonic() + 30.0)
-                out.cause, out.failure = "timeout", {"what": f"the plan did not finish within {timeout_s:.0f} s"}
-                return
-            result = done.future.result().result
-        finally:
-            client.destroy()
+        client = self.client
+        if not wait_for_action(self.node, client, f"{SUITE_NAMESPACE}/execute_plan", 20.0):
+            out.cause, out.failure = "error", {"what": "the executor did not come up"}
+            return
+        time.sleep(DISCOVERY_SETTLE_S)
+        handle, _ = send_goal(client, ExecutePlan.Goal(plan=plan_to_msg(steps)), timeout=15.0)
+        if handle is None or not handle.accepted:
+            out.cause, out.failure = "error", {"what": "the executor did not take the plan",
+                                               "why": " | ".join(out.log[-6:])}
+            return
+        done = FutureWait(handle.get_result_async())
+        if done.until(time.monotonic() + max(timeout_s, 1.0)) != "done":
+            FutureWait(handle.cancel_goal_async()).until(time.monotonic() + 5.0)
+            done.until(time.monotonic() + 30.0)
+            out.cause, out.failure = "timeout", {"what": f"the plan did not finish within {timeout_s:.0f} s"}
+            return
+        result = done.future.result().result
         out.success, out.steps_done = result.success, int(result.steps_done)
         f = result.failure
         if not result.success:

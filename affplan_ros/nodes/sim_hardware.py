@@ -96,6 +96,7 @@ class SimHardwareNode(Node):
         from affplan_ros.sim.hardware.description import fixed_frames, robot_urdf
         from affplan_ros.sim.hardware.grippers import GripperController
         from affplan_ros.sim.hardware.names import HardwareNames, HardwareNamesError
+        from affplan_ros.sim.hardware.people import People
         from affplan_ros.sim.hardware.state import RobotState
         from affplan_ros.sim.hardware.trajectories import TrajectoryController
         from affplan_ros.sim.physics.world import build_world
@@ -147,6 +148,7 @@ class SimHardwareNode(Node):
                                        cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group)
                           for c in names.trajectory_controllers]
         self.base = BaseController(self.world.model, spec.base_speed, spec.base_yaw_rate)
+        self.people = People(self.world)    # they take what a robot hand holds out to them
         self._servers.append(ActionServer(self, NavigateToPose, names.navigate_action, execute_callback=self._navigate,
                                           goal_callback=self._check_navigation,
                                           cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group))
@@ -190,6 +192,7 @@ class SimHardwareNode(Node):
                 with self.lock:
                     for controller in [*self.grippers.values(), *self.trajectories.values(), self.base]:
                         controller.update(self.world.data, period)
+                    self.people.update(self.world.data, period)
                     self.world.step(steps)
                     stamp = self._stamp()
                     state = (self.state.joints(self.world.data), self.state.odometry(self.world.data),

@@ -3,7 +3,7 @@ from the boxes a pose source gives (robots/poses.py)."""
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from typing import Iterable, Optional
 
 from affplan_ros.robots.drivers import Box, Pose
 from affplan_ros.robots.poses import SeenObject
@@ -47,6 +47,14 @@ def line_up(support: SeenObject, point: tuple[float, float], distance: float,
     x = support.x + wx * (half + distance) + tx * along
     y = support.y + wy * (half + distance) + ty * along
     return Pose(x, y, 0.0, math.atan2(-wy, -wx), support.frame)
+
+
+def support_of(thing: SeenObject, known: Iterable[SeenObject], tolerance: float = 0.05) -> Optional[SeenObject]:
+    """What ``thing`` stands on: the highest box below it whose top is at its bottom and under
+    its middle; None if nothing known is."""
+    under = [o for o in known if o.name != thing.name and all(v > 0 for v in o.size)
+             and abs(o.top - thing.bottom) <= tolerance and contains_xy(o, thing.x, thing.y)]
+    return max(under, key=lambda o: o.top, default=None)
 
 
 def contains(box: SeenObject, x: float, y: float, z: float) -> bool:

@@ -44,12 +44,25 @@ from affplan_ros.nodes.convert import failure_to_msg, skill_goal_problem
 from affplan_ros.nodes.params import Param, declare_params
 from affplan_ros.robots.drivers import CANCELED, DriverUnavailable, Grip, HeldBox, Pose, Problem
 from affplan_ros.robots.grasping import Grasp, grasps
-from affplan_ros.robots.places import contains, contains_xy, free_spots, line_up, obstacles_near, standing_places
+from affplan_ros.robots.places import (
+    contains,
+    contains_xy,
+    free_spots,
+    line_up,
+    obstacles_near,
+    standing_places,
+    support_of,
+)
 from affplan_ros.robots.poses import FixedPoses, OraclePoses, PoseSource, SeenObject
 
 OPEN, CLOSED = 0.08, 0.0        # gripper positions (m)
 LINE_UP_MIN_M = 0.1             # a base move shorter than this to stand in front of something is not worth it
 ARM_SPACE_M = 1.4               # what the pose source knows within this of the base is kept clear of by the arm
+HOLD_OUT_M = 0.5                # how far ahead of the base a thing is held out to a person
+HANDOVER_FROM_PERSON_M = 0.45   # ... and no further from the person's centre (within their arm's reach)
+HANDOVER_HEIGHT_M = 1.0         # the bottom of what is held out: a standing person's hand height
+FACE_PERSON_RAD = 0.5           # the base turns to a person further off its heading than this before a handover
+HANDOVER_WAIT_S = 1.5           # held still this long for the person to take it before the hand opens
 REACH_AHEAD_M = 0.55            # ahead of the base, where a Tiago++'s hands work best (put-down spots near it first)
 
 
@@ -327,8 +340,8 @@ class RobotSkillsNode(Node):
 
     def _grasp_seen(self, goal, seen: SeenObject, hand: str, what: str, cancel) -> Optional[Failure]:
         """A grasp planned from the thing's box: the candidates in order until one the arm reaches."""
-        support = self.poses.find(goal.support) if goal.support else None
         known = self.poses.everything()
+        support = (self.poses.find(goal.support) if goal.support else None) or support_of(seen, known)
         self.arm.keep_clear(self._clear_around(known, skip=[goal.object], thing=seen))
         candidates = grasps(seen, self._class_of(seen), self.max_opening, self._robot_xy(),
                             support.top if support is not None and contains_xy(support, seen.x, seen.y) else None,
@@ -473,12 +486,15 @@ class RobotSkillsNode(Node):
         # Onto it: its box is in the way below the hand; into it: the hand goes in (its walls are not known).
         self.arm.keep_clear(self._clear_around(known, skip=[goal.target] if into else []))
         failure, missed = self._try_spots(hand, held, spots, floor, what, cancel)
-        if failure is False and not into:
-            moved = self._step_in_front(target, spots[0], what, cancel)
+        if failure is False:
+            # A surface: in front of the spot at its own face; a container: at the face of what it stands on.
+            moved = self._step_in_front(support_of(target, known) if into else target, spots[0], what, cancel)
             if isinstance(moved, Failure):
                 return moved
-            if moved:   # nearer now: the free spots again, nearest where the arm reaches from here
+            if moved and not into:   # nearer now: the free spots again, nearest where the arm reaches from here
                 spots = free_spots(target, max(held.seen.size[:2]) / 2, known, self._reach_xy(), skip=skip)
+            if moved:
+                self.arm.keep_clear(self._clear_around(known, skip=[goal.target] if into else []))
                 failure, missed = self._try_spots(hand, held, spots, floor, what, cancel)
         if failure is not False:
             if failure is None:
@@ -558,6 +574,9 @@ class RobotSkillsNode(Node):
         hand = self._hand_with(goal.object)
         if hand is None:
             return self._not_holding(goal.object, what)
+        person = None if goal.handover_pose else self.poses.find(goal.receiver)
+        if hand in self.held and person is not None:
+            return self._hold_out(goal, hand, person, what, cancel)
         self.arm.keep_clear(self._clear_around())
         failure = self._steps(what, cancel,
                               lambda: self.arm.move_to(self.groups[hand], pose, self.links[hand], cancel),
@@ -565,6 +584,50 @@ class RobotSkillsNode(Node):
         if failure is None:
             self._let_go(hand)
         return failure
+
+    def _hold_out(self, goal, hand: str, person: SeenObject, what: str, cancel) -> Optional[Failure]:
+        """Hold the thing out towards the person, within their reach (the base steps closer when
+        the arm cannot reach that far), keep it still while they take it, open, back off."""
+        x, y, heading = self._robot_pose()
+        distance = math.hypot(person.x - x, person.y - y)
+        towards = math.atan2(person.y - y, person.x - x)
+        far = distance - HANDOVER_FROM_PERSON_M > HOLD_OUT_M
+        if far or abs(math.remainder(towards - heading, 2 * math.pi)) > FACE_PERSON_RAD:
+            # Closer where the arm cannot reach them, and facing them: the arms work ahead of the base.
+            stand = min(distance, HANDOVER_FROM_PERSON_M + HOLD_OUT_M)
+            problem = self.navigator.go_to(Pose(person.x - math.cos(towards) * stand,
+                                                person.y - math.sin(towards) * stand, 0.0, towards, person.frame),
+                                           self.nav_timeout, cancel)
+            if problem is not None and problem.canceled:
+                return self._problem(what, problem)
+            x, y, _ = self._robot_pose()
+            distance = math.hypot(person.x - x, person.y - y)
+        ux, uy = (person.x - x) / max(distance, 1e-6), (person.y - y) / max(distance, 1e-6)
+        out = min(HOLD_OUT_M, max(distance - HANDOVER_FROM_PERSON_M, 0.3))
+        self.arm.keep_clear(self._clear_around())
+        held, yaw = self.held[hand], self._robot_pose()[2] + self.held[hand].turn
+        group, link, g = self.groups[hand], self.links[hand], self.held[hand].grasp.pose
+        missed = []
+        for turn in (0.0, math.pi, math.pi / 2, -math.pi / 2):
+            pose = Pose(x + ux * out, y + uy * out, HANDOVER_HEIGHT_M + held.above_bottom, yaw + turn, g.frame, g.roll,
+                        g.pitch)
+            problem = self.arm.move_to(group, pose, link, cancel)
+            if problem is None:
+                failure = self._steps(what, cancel, lambda: self._hold(HANDOVER_WAIT_S, cancel),
+                                      lambda: self._release(hand, cancel))
+                if failure is None:
+                    self._let_go(hand)
+                    # Backing off is not part of the handover: the thing is given once the hand opened.
+                    back = Pose(pose.x - ux * 0.1, pose.y - uy * 0.1, pose.z + 0.05, pose.yaw, pose.frame,
+                                pose.roll, pose.pitch)
+                    self.arm.move_to(group, back, link, cancel)
+                return failure
+            if problem.canceled or problem.cause == Cause.MOTION_FAILED:
+                return self._problem(what, problem)
+            missed.append(problem.why)
+        return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"the arm cannot hold {goal.object} out to "
+                       f"{goal.receiver}: " + "; ".join(missed[:2]), f"ask {goal.receiver} to come closer",
+                       recoverable=True, cause=Cause.UNREACHABLE)
 
     def _pour(self, goal, cancel) -> Optional[Failure]:
         """Hold the source over the target, tilt it, wait, tilt it back, lift (pour and fill)."""

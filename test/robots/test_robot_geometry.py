@@ -13,7 +13,7 @@ from affplan_ros.robots.drivers import Box
 from affplan_ros.robots.grasping import DOWN, TIP_CLEARANCE, grasps
 from affplan_ros.robots.kinematics import KinematicsError, RobotKinematics
 from affplan_ros.robots.motion import Limits, joint_path, line_path, segment_collision, timed
-from affplan_ros.robots.places import free_spots, standing_places
+from affplan_ros.robots.places import free_spots, line_up, standing_places, support_of
 from affplan_ros.robots.poses import FixedPoses, SeenObject
 
 TCP = "gripper_right_grasping_frame"
@@ -134,6 +134,19 @@ def test_standing_places_face_the_box_nearest_first_and_free_spots_avoid_what_st
     tiny = SeenObject("stool0", 2.0, 0.0, 0.2, 0.0, (0.1, 0.1, 0.4))
     assert free_spots(tiny, 0.04, [tiny, SeenObject("mug0", 2.0, 0.0, 0.45, 0.0, (0.08, 0.08, 0.1))],
                       (0.0, 0.0)) == []
+
+
+def test_what_a_thing_stands_on_and_where_to_stand_in_front_of_it():
+    table = SeenObject("table0", 2.0, 0.0, 0.375, 0.0, (0.8, 1.2, 0.75))
+    plate = SeenObject("plate0", 1.9, 0.3, 0.76, 0.0, (0.26, 0.26, 0.02))
+    cup = SeenObject("cup0", 1.9, 0.3, 0.82, 0.0, (0.08, 0.08, 0.1))
+    assert support_of(cup, [table, plate, cup]).name == "plate0", "the highest box under it"
+    assert support_of(plate, [table, plate, cup]).name == "table0"
+    assert support_of(table, [table, plate, cup]) is None
+    # From the robot at the origin: the table's face towards it, straight in front of the cup.
+    place = line_up(table, (cup.x, cup.y), 0.4, (0.0, 0.0))
+    assert (place.x, place.y) == pytest.approx((2.0 - 0.4 - 0.4, 0.3))
+    assert math.cos(place.yaw) == pytest.approx(1.0)
 
 
 def test_config_poses_are_checked():
