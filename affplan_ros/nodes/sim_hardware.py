@@ -38,6 +38,9 @@ And one topic no robot has: the **referee**, ``/referee/objects`` (affplan_ros/m
 it is open, read from the physics state (sim/hardware/referee.py). It is the simulator's truth, for
 benchmarks, tests and the oracle pose source; a real robot has no such topic, and the robot's
 software (``affplan_ros/robots``) never reads it.
+
+The people of the home are part of the world, not of the robot: cooperative and standing still,
+they take what a robot hand holds out to them within their reach (sim/hardware/people.py).
 """
 from __future__ import annotations
 
