@@ -38,7 +38,7 @@ class Grasp:
 
 
 def _extent(obj: SeenObject, props: Optional[ObjectProperties]) -> tuple[float, float, float]:
-    if all(v > 0 for v in obj.size):
+    if obj.has_box:
         return obj.size
     return props.size if props is not None else (0.06, 0.06, 0.1)
 

@@ -13,17 +13,22 @@ SPOT_GAP = 0.03         # m kept between what is put down and what stands there 
 EDGE_INSET = 0.04       # m kept from a surface's edges, besides the thing's own half width
 
 
+def _faces(box: SeenObject):
+    """Each side face of ``box``: its outward normal in the map (wx, wy), how far it is from the
+    middle and half its width."""
+    c, s = math.cos(box.yaw), math.sin(box.yaw)
+    half_x, half_y = box.size[0] / 2, box.size[1] / 2
+    for nx, ny, half, across in ((1, 0, half_x, half_y), (-1, 0, half_x, half_y), (0, 1, half_y, half_x),
+                                 (0, -1, half_y, half_x)):
+        yield c * nx - s * ny, s * nx + c * ny, half, across
+
+
 def standing_places(seen: SeenObject, distance: float, robot_xy: tuple[float, float]) -> list[Pose]:
     """Base poses in front of each face of ``seen``'s box, ``distance`` from it and facing it,
     the nearest to the robot first (the others are behind or beside it: tried when Nav2 cannot
     reach the first)."""
-    c, s = math.cos(seen.yaw), math.sin(seen.yaw)
-    out = []
-    for nx, ny, half in ((1, 0, seen.size[0] / 2), (-1, 0, seen.size[0] / 2), (0, 1, seen.size[1] / 2),
-                         (0, -1, seen.size[1] / 2)):
-        wx, wy = c * nx - s * ny, s * nx + c * ny     # the face's outward normal in the map
-        x, y = seen.x + wx * (half + distance), seen.y + wy * (half + distance)
-        out.append(Pose(x, y, 0.0, math.atan2(-wy, -wx), seen.frame))
+    out = [Pose(seen.x + wx * (half + distance), seen.y + wy * (half + distance), 0.0, math.atan2(-wy, -wx),
+                seen.frame) for wx, wy, half, _ in _faces(seen)]
     return sorted(out, key=lambda p: math.hypot(p.x - robot_xy[0], p.y - robot_xy[1]))
 
 
@@ -31,16 +36,9 @@ def line_up(support: SeenObject, point: tuple[float, float], distance: float,
             robot_xy: tuple[float, float]) -> Pose:
     """The base pose in front of the face of ``support`` nearest the robot, ``distance`` from it,
     facing it, straight in front of ``point`` (a thing on it; clamped to the face's width)."""
-    c, s = math.cos(support.yaw), math.sin(support.yaw)
-    faces = []
-    for nx, ny, half, across in ((1, 0, support.size[0] / 2, support.size[1] / 2),
-                                 (-1, 0, support.size[0] / 2, support.size[1] / 2),
-                                 (0, 1, support.size[1] / 2, support.size[0] / 2),
-                                 (0, -1, support.size[1] / 2, support.size[0] / 2)):
-        wx, wy = c * nx - s * ny, s * nx + c * ny
-        fx, fy = support.x + wx * half, support.y + wy * half          # the face's middle
-        faces.append((math.hypot(fx - robot_xy[0], fy - robot_xy[1]), wx, wy, half, across))
-    _, wx, wy, half, across = min(faces)
+    _, wx, wy, half, across = min(
+        (math.hypot(support.x + wx * half - robot_xy[0], support.y + wy * half - robot_xy[1]), wx, wy, half, across)
+        for wx, wy, half, across in _faces(support))
     tx, ty = -wy, wx                                                     # along the face
     along = (point[0] - support.x) * tx + (point[1] - support.y) * ty
     along = max(-across, min(across, along))
@@ -52,7 +50,7 @@ def line_up(support: SeenObject, point: tuple[float, float], distance: float,
 def support_of(thing: SeenObject, known: Iterable[SeenObject], tolerance: float = 0.05) -> Optional[SeenObject]:
     """What ``thing`` stands on: the highest box below it whose top is at its bottom and under
     its middle; None if nothing known is."""
-    under = [o for o in known if o.name != thing.name and all(v > 0 for v in o.size)
+    under = [o for o in known if o.name != thing.name and o.has_box
              and abs(o.top - thing.bottom) <= tolerance and contains_xy(o, thing.x, thing.y)]
     return max(under, key=lambda o: o.top, default=None)
 
@@ -66,19 +64,18 @@ def as_box(seen: SeenObject, margin: float = 0.005) -> Box:
     return Box(seen.name, (seen.x, seen.y, seen.z), tuple(v / 2 + margin for v in seen.size), seen.yaw, seen.frame)
 
 
-def obstacles_near(thing: SeenObject, known: Iterable[SeenObject], radius: float = 0.6,
-                   skip: Iterable[str] = ()) -> list[Box]:
-    """Boxes of what is within ``radius`` of ``thing`` (not ``thing``, not what it lies inside,
-    not what has no extent): what the arm must keep clear of around it."""
-    skipped = set(skip) | {thing.name}
+def obstacles_around(xy: tuple[float, float], known: Iterable[SeenObject], radius: float,
+                     skip: Iterable[str] = (), inside_of: Optional[SeenObject] = None) -> list[Box]:
+    """Boxes of what reaches within ``radius`` of ``xy`` (not ``skip``, not what ``inside_of``
+    lies inside, not what has no extent): what the arm must keep clear of there."""
+    skipped = set(skip)
     out = []
     for other in known:
-        if other.name in skipped or not all(v > 0 for v in other.size):
+        if other.name in skipped or not other.has_box:
             continue
-        reach = radius + max(other.size[:2]) / 2
-        if math.hypot(other.x - thing.x, other.y - thing.y) > reach:
+        if math.hypot(other.x - xy[0], other.y - xy[1]) > radius + max(other.size[:2]) / 2:
             continue
-        if contains(other, thing.x, thing.y, thing.z):
+        if inside_of is not None and contains(other, inside_of.x, inside_of.y, inside_of.z):
             continue
         out.append(as_box(other))
     return out
@@ -90,7 +87,7 @@ def free_spots(surface: SeenObject, footprint: float, known: Iterable[SeenObject
     already there, the nearest to ``near_xy`` first (where the arm reaches best), at most
     ``limit``, spread at least ``SPOT_STEP * 2`` apart; empty if it is full."""
     skipped = set(skip) | {surface.name}
-    on_it = [o for o in known if o.name not in skipped and all(v > 0 for v in o.size)
+    on_it = [o for o in known if o.name not in skipped and o.has_box
              and abs(o.bottom - surface.top) < 0.05 and contains_xy(surface, o.x, o.y)]
     c, s = math.cos(surface.yaw), math.sin(surface.yaw)
     hu = max(surface.size[0] / 2 - footprint - EDGE_INSET, 0.0)

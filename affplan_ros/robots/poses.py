@@ -35,6 +35,11 @@ class SeenObject:
     kind: str = ""                 # what the source says it is: "object", "furniture", "agent" (a person), ...
 
     @property
+    def has_box(self) -> bool:
+        """Whether the source knows its extent (not only a point)."""
+        return all(v > 0 for v in self.size)
+
+    @property
     def top(self) -> float:
         return self.z + self.size[2] / 2
 

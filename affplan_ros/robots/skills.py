@@ -44,15 +44,7 @@ from affplan_ros.nodes.convert import failure_to_msg, skill_goal_problem
 from affplan_ros.nodes.params import Param, declare_params
 from affplan_ros.robots.drivers import CANCELED, DriverUnavailable, Grip, HeldBox, Pose, Problem
 from affplan_ros.robots.grasping import Grasp, grasps
-from affplan_ros.robots.places import (
-    contains,
-    contains_xy,
-    free_spots,
-    line_up,
-    obstacles_near,
-    standing_places,
-    support_of,
-)
+from affplan_ros.robots.places import contains_xy, free_spots, line_up, obstacles_around, standing_places, support_of
 from affplan_ros.robots.poses import FixedPoses, OraclePoses, PoseSource, SeenObject
 
 OPEN, CLOSED = 0.08, 0.0        # gripper positions (m)
@@ -141,7 +133,7 @@ class RobotSkillsNode(Node):
         self.groups, self.links = dict(zip(self.hands, groups)), dict(zip(self.hands, links))
         self.handover_pose = Pose(*map(float, handover), frame=self.base_frame)
         self.max_opening, self.base_radius, self.standoff = p.max_opening_m, p.base_radius_m, p.standoff_m
-        self.arm_planner, self.pose_source_name = p.arm_planner, p.pose_source
+        self.arm_planner = p.arm_planner
         self.arm_controllers = dict(zip(self.hands, p.arm_controllers))
         self.torso = (p.torso_controller, tuple(p.torso_joints), p.torso_max_speed)
         self.joint_limits = (p.max_joint_speed, p.max_joint_acceleration)
@@ -274,7 +266,7 @@ class RobotSkillsNode(Node):
             return self._problem(what, self.navigator.go_to(pose, self.nav_timeout, cancel),
                                  "check the map and obstacles")
         seen = self.poses.find(goal.to_location)
-        if seen is None or not all(v > 0 for v in seen.size):
+        if seen is None or not seen.has_box:
             return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"{goal.to_location} has no pose in the "
                            f"robot config and the {self.poses.name} pose source does not know its extent",
                            "add it to `locations` ('name x y yaw')")
@@ -313,7 +305,7 @@ class RobotSkillsNode(Node):
         if hand is None:
             return self._no_free_hand(what)
         seen = None if goal.object_pose else self.poses.find(goal.object)
-        if seen is not None and all(v > 0 for v in seen.size):
+        if seen is not None and seen.has_box:
             return self._grasp_seen(goal, seen, hand, what, cancel)
         if seen is None and not goal.object_pose and self.poses is not self.fixed:
             # A source that sees things does not know it: not where it was thought to be. (Only
@@ -370,7 +362,7 @@ class RobotSkillsNode(Node):
                        cancel) -> "bool | Failure":
         """Out of reach from where the base stands: it moves (Nav2) in front of ``point`` at the
         support's face nearest to it, where it has not stood yet. True when it moved."""
-        if support is None or not all(v > 0 for v in support.size):
+        if support is None or not support.has_box:
             return False
         place = line_up(support, point, self.base_radius + self.standoff, self._robot_xy())
         x, y = self._robot_xy()
@@ -386,14 +378,10 @@ class RobotSkillsNode(Node):
         holds, not the people, not ``skip``, not what ``thing`` lies inside): what the arm's paths
         keep clear of."""
         known = self.poses.everything() if known is None else known
-        x, y = self._robot_xy()
-        inside = {o.name for o in known if thing is not None and all(v > 0 for v in o.size)
-                  and contains(o, thing.x, thing.y, thing.z)}
         # People move, and a handover reaches towards them: they are not boxes to plan around.
-        inside |= {o.name for o in known if o.kind == "agent"}
-        here = SeenObject("", x, y, 0.0)
-        return obstacles_near(here, known, radius=ARM_SPACE_M,
-                              skip=[*self.skip_names, *self.holding.values(), *skip, *inside])
+        people = [o.name for o in known if o.kind == "agent"]
+        return obstacles_around(self._robot_xy(), known, ARM_SPACE_M, inside_of=thing,
+                                skip=[*self.skip_names, *self.holding.values(), *skip, *people])
 
     def _take_hold(self, hand: str, grasp: Grasp, seen: SeenObject) -> None:
         """The arm's planner carries the thing with the hand from now on (its box in the hand's frame)."""
@@ -406,16 +394,28 @@ class RobotSkillsNode(Node):
         self.arm.hold(self.links[hand], HeldBox(seen.name, tuple(map(float, centre)), half,
                                                 (float(w), float(x), float(y), float(z))))
 
+    def _reach(self, group: str, link: str, cancel, *steps: tuple[Pose, bool]) -> Optional[Problem]:
+        """The hand through ``steps`` (a pose, and whether along a straight line) in turn; the
+        first problem stops it."""
+        for pose, line in steps:
+            problem = self.arm.move_to(group, pose, link, cancel, line=line)
+            if problem is not None:
+                return problem
+        return None
+
+    @staticmethod
+    def _ends_skill(problem: Problem) -> bool:
+        """A cancel or a controller that stopped the arm ends the skill; a motion the planner found
+        no way to (unreachable, blocked) lets it try the next grasp, spot or turn."""
+        return problem.canceled or problem.cause == Cause.MOTION_FAILED
+
     def _try_grasps(self, goal, seen: SeenObject, hand: str, candidates, what: str, cancel):
         """(Failure or None: the grasp ended so; False: no candidate could be reached, and why)."""
         group, link = self.groups[hand], self.links[hand]
         missed = []
         for grasp in candidates:
-            for target, line in ((grasp.approach, False), (grasp.pose, True)):
-                problem = self.arm.move_to(group, target, link, cancel, line=line)
-                if problem is not None:
-                    break
-            if problem is not None and (problem.canceled or problem.cause == Cause.MOTION_FAILED):
+            problem = self._reach(group, link, cancel, (grasp.approach, False), (grasp.pose, True))
+            if problem is not None and self._ends_skill(problem):
                 return self._problem(what, problem), missed
             if problem is not None:     # no motion found: the next grasp
                 missed.append(f"{grasp.kind} grasp: {problem.why}")
@@ -451,7 +451,7 @@ class RobotSkillsNode(Node):
             return self._not_holding(goal.object, what)
         held = self.held.get(hand)
         target = None if goal.target_pose else self.poses.find(goal.target)
-        if held is not None and target is not None and all(v > 0 for v in target.size):
+        if held is not None and target is not None and target.has_box:
             return self._put_down(goal, hand, held, target, what, cancel)
         pose = self._pose(goal.target, goal.target_pose)
         if pose is None:
@@ -522,11 +522,8 @@ class RobotSkillsNode(Node):
         for x, y in spots:
             for turn in turns if g.pitch > 1.2 else (0.0,):    # a hand leaning or level keeps its heading
                 pose = Pose(x, y, floor + held.above_bottom + 0.01, yaw + turn, g.frame, g.roll, g.pitch)
-                for step, line in ((pose.offset(dz=self.approach), False), (pose, True)):
-                    problem = self.arm.move_to(group, step, link, cancel, line=line)
-                    if problem is not None:
-                        break
-                if problem is not None and (problem.canceled or problem.cause == Cause.MOTION_FAILED):
+                problem = self._reach(group, link, cancel, (pose.offset(dz=self.approach), False), (pose, True))
+                if problem is not None and self._ends_skill(problem):
                     return self._problem(what, problem), missed
                 if problem is None:
                     return self._steps(what, cancel, lambda: self._release(hand, cancel),
@@ -622,7 +619,7 @@ class RobotSkillsNode(Node):
                                 pose.roll, pose.pitch)
                     self.arm.move_to(group, back, link, cancel)
                 return failure
-            if problem.canceled or problem.cause == Cause.MOTION_FAILED:
+            if self._ends_skill(problem):
                 return self._problem(what, problem)
             missed.append(problem.why)
         return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"the arm cannot hold {goal.object} out to "

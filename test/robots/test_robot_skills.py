@@ -125,6 +125,25 @@ def test_without_moveit_the_node_says_what_to_install():
     assert "MoveIt is not installed (no moveit_py): install ros-$ROS_DISTRO-moveit-py" in done.stderr
 
 
+@pytest.mark.parametrize("override, said", [
+    ("arm_controllers:=['/arm_right_controller/follow_joint_trajectory']",
+     "arm_controllers needs one FollowJointTrajectory action per hand"),
+    ("pose_source:=camera", "pose_source"),
+    ("object_poses:=['table0 1 two 0.7']", "is not 'name x y z' with numbers"),
+])
+def test_the_builtin_planner_and_pose_source_settings_are_checked(tmp_path, override, said):
+    """A config that cannot work stops the node at start with what is wrong (exit 2)."""
+    key, _, value = override.partition(":=")
+    builtin = tmp_path / "builtin.yaml"
+    builtin.write_text("/**/robot_skills:\n  ros__parameters:\n    arm_planner: builtin\n"
+                       f"    {key}: {value}\n")
+    done = subprocess.run([sys.executable, str(HERE.parent.parent / "scripts" / "nodes" / "robot_skills"),
+                           "--ros-args", "--params-file", str(CONFIG), "--params-file", str(builtin)],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert said in done.stderr and "Traceback" not in done.stderr
+
+
 def test_nav2_and_gripper_drivers_speak_their_ros_actions():
     """The real Nav2Navigator and GripperActions against servers of the same action types."""
     from affplan_ros.launcher import NodeProcess, params_file_for
