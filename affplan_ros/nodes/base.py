@@ -115,20 +115,22 @@ def run_node(factory: Callable[[], Node] | Sequence[Callable[[], Node]], args: S
     tests) knows when it can talk to them. Started by the launcher, the node also stops when
     that parent dies (:func:`watch_parent`).
     """
-    code = _run_nodes(factory, args, threads)
     # The nodes are shut down and every state file was written (and synced) when it changed.
     # What is left is the interpreter's own teardown, where native libraries loaded in worker
     # threads (SWI-Prolog through pyswip) now and then crash the process (SIGSEGV, seen when a
     # suite stopped); the exit code must be the node's, not theirs.
+    _exit_now(_run_nodes(factory, args, threads))
+
+
+def _exit_now(code: int) -> NoReturn:
+    """End the process with ``code`` after flushing what it printed, without the interpreter's
+    teardown."""
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
     os._exit(code)
-
-
-_UNFINISHED: list[BaseException] = []   # a node's failed construction, with its half-made node
 
 
 def _run_nodes(factory, args, threads: int) -> int:
@@ -151,11 +153,11 @@ def _run_nodes(factory, args, threads: int) -> int:
                 nodes.append(make())
         except ValueError as exc:  # invalid parameters: a clear message, not a traceback
             print(f"error: {exc}", file=sys.stderr)
-            # The half-made node stays referenced until the process ends (run_node's os._exit):
-            # freed here, its DDS entities were destroyed while Fast DDS's threads still served
-            # them, and the process crashed (SIGSEGV, under load) instead of exiting with 2.
-            _UNFINISHED.append(exc)
-            return 2
+            # The process ends here, before any teardown: rclpy's shutdown destroys the half-made
+            # node too, and destroying its DDS entities while Fast DDS's threads still serve them
+            # crashed (SIGSEGV) or hung holding the GIL (so no watchdog thread could run), under
+            # load. Nothing was started that needs stopping; the OS frees the rest.
+            _exit_now(2)
         executor = MultiThreadedExecutor(num_threads=threads)  # shut down in the finally below
         for node in nodes:
             node.add_on_set_parameters_callback(_refuse_nameless)
