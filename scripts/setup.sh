@@ -100,7 +100,7 @@ else
 fi
 
 # 5. Generate and build our msg/srv/action interfaces into the venv, and the robot's standard
-#    ones no wheel provides (third_party/ros_interfaces: control_msgs, nav2_msgs, tf2_msgs).
+#    ones no wheel provides (third_party/ros_interfaces: control_msgs, nav_msgs, nav2_msgs, tf2_msgs).
 #    Libraries go to .venv/lib (the ROS wheels' bootstrap puts it on LD_LIBRARY_PATH);
 #    the generated Python goes to its own folder, joined to our source package by a .pth file
 #    and affplan_ros/__init__.py (pkgutil.extend_path). A build is kept in the machine's cache
@@ -111,7 +111,11 @@ next
 fp=$(cd "$ROOT" && { cat CMakeLists.txt package.xml msg/* srv/* action/* requirements/lock.txt;
                      find third_party/ros_interfaces -type f | LC_ALL=C sort | xargs cat; "$PY" --version; } \
      | sha256sum | cut -c1-16)
-STANDARD=$(cd "$ROOT/third_party/ros_interfaces" && ls -d */ | tr -d /)
+# In the order they depend on each other (nav2_msgs uses nav_msgs); a folder left out is an error.
+STANDARD="control_msgs nav_msgs nav2_msgs tf2_msgs"
+for pkg in $(cd "$ROOT/third_party/ros_interfaces" && ls -d */ | tr -d /); do
+  case " $STANDARD " in *" $pkg "*) ;; *) echo "error: third_party/ros_interfaces/$pkg is not in setup.sh's STANDARD" >&2; exit 1;; esac
+done
 CACHE="${AFFPLAN_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/affplan_ros}"
 built="$CACHE/interfaces/$fp"
 if fresh interfaces "$fp" && [ -f "$VENV/lib/libaffplan_ros__rosidl_typesupport_c.so" ] \

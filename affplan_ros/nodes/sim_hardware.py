@@ -90,7 +90,7 @@ class SimHardwareNode(Node):
         p = declare_params(self, PARAMS)
         try:
             from control_msgs.action import FollowJointTrajectory, GripperCommand
-            from nav2_msgs.action import NavigateToPose
+            from nav2_msgs.action import FollowPath, NavigateToPose
             from rosgraph_msgs.msg import Clock
             from tf2_msgs.msg import TFMessage
         except ImportError as exc:
@@ -106,7 +106,8 @@ class SimHardwareNode(Node):
         from affplan_ros.sim.world_scenario import load_scenario
 
         self._types = {"GripperCommand": GripperCommand, "FollowJointTrajectory": FollowJointTrajectory,
-                       "NavigateToPose": NavigateToPose, "Clock": Clock, "TFMessage": TFMessage}
+                       "NavigateToPose": NavigateToPose, "FollowPath": FollowPath, "Clock": Clock,
+                       "TFMessage": TFMessage}
         path = config_file("scenarios/kitchen.txt", p.scenario)
         names_path = config_file("hardware/tiago.yaml", p.hardware_names)
         try:
@@ -154,6 +155,9 @@ class SimHardwareNode(Node):
         self.people = People(self.world)    # they take what a robot hand holds out to them
         self._servers.append(ActionServer(self, NavigateToPose, names.navigate_action, execute_callback=self._navigate,
                                           goal_callback=self._check_navigation,
+                                          cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group))
+        self._servers.append(ActionServer(self, FollowPath, names.follow_path_action,
+                                          execute_callback=self._follow_path, goal_callback=self._check_path,
                                           cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group))
         from geometry_msgs.msg import Twist
 
@@ -221,7 +225,7 @@ class SimHardwareNode(Node):
 
     # -- the referee (the simulator's truth: never for the robot's software) -----------------------
     def _publish_referee(self, stamp, records) -> None:
-        from geometry_msgs.msg import Pose, Vector3
+        from geometry_msgs.msg import Point, Pose, Vector3
         from std_msgs.msg import Header
 
         from affplan_ros.msg import RefereeObject, RefereeObjects
@@ -231,9 +235,17 @@ class SimHardwareNode(Node):
             pose = Pose()
             pose.position.x, pose.position.y, pose.position.z = r.position
             pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = r.quaternion
-            objects.append(RefereeObject(name=r.name, class_name=r.class_name, kind=r.kind, pose=pose,
-                                         size=Vector3(x=r.size[0], y=r.size[1], z=r.size[2]),
-                                         open_fraction=r.open_fraction))
+            msg = RefereeObject(name=r.name, class_name=r.class_name, kind=r.kind, pose=pose,
+                                size=Vector3(x=r.size[0], y=r.size[1], z=r.size[2]), open_fraction=r.open_fraction)
+            if r.joint is not None:
+                msg.joint_type, msg.joint_position, msg.joint_open = r.joint.type, r.joint.position, r.joint.open
+                msg.handle = Point(x=r.joint.handle[0], y=r.joint.handle[1], z=r.joint.handle[2])
+                if r.joint.back_handle is not None:
+                    b = r.joint.back_handle
+                    msg.has_back_handle, msg.back_handle = True, Point(x=b[0], y=b[1], z=b[2])
+                msg.joint_origin = Point(x=r.joint.origin[0], y=r.joint.origin[1], z=r.joint.origin[2])
+                msg.joint_axis = Vector3(x=r.joint.axis[0], y=r.joint.axis[1], z=r.joint.axis[2])
+            objects.append(msg)
         self.referee_pub.publish(RefereeObjects(header=Header(stamp=stamp, frame_id=self.names.map_frame),
                                                 objects=objects))
 
@@ -372,9 +384,14 @@ class SimHardwareNode(Node):
         return GoalResponse.ACCEPT
 
     def _check_navigation(self, goal):
-        p, q = goal.pose.pose.position, goal.pose.pose.orientation
-        if not all(math.isfinite(v) for v in (p.x, p.y, p.z, q.x, q.y, q.z, q.w)):
+        if not _finite(goal.pose):
             self.get_logger().warn("navigation goal refused: the pose must be finite numbers")
+            return GoalResponse.REJECT
+        return GoalResponse.ACCEPT
+
+    def _check_path(self, goal):
+        if not all(_finite(pose) for pose in goal.path.poses):
+            self.get_logger().warn("path refused: every pose must be finite numbers")
             return GoalResponse.REJECT
         return GoalResponse.ACCEPT
 
@@ -460,11 +477,16 @@ class SimHardwareNode(Node):
         if path is None:
             handle.abort()
             return Result(error_code=Result.UNKNOWN, error_msg="no path to the goal: it is blocked or unreachable")
-        length = sum(math.hypot(b.x - a.x, b.y - a.y) for a, b in zip([start, *path], path))
         began = self._stamp()
+        return self._drive(handle, start, path, 10.0, lambda: self._nav_feedback(began), Result, Result.TIMEOUT,
+                           Result.UNKNOWN)
+
+    def _drive(self, handle, start, path, spare_s: float, feedback, Result, timed_out: int, held: int):
+        """Drive the base along ``path`` for a Nav2 action's goal and end it: its Result, with
+        ``timed_out`` or ``held`` (something stopped the base) as the error code where it failed."""
+        length = sum(math.hypot(b.x - a.x, b.y - a.y) for a, b in zip([start, *path], path))
         outcome, why = self._await(self.base, handle, lambda: self.base.drive(path, self.world.data),
-                                   self._wall_s(length / self.world.spec.base_speed + 10.0),
-                                   lambda: self._nav_feedback(began))
+                                   self._wall_s(length / self.world.spec.base_speed + spare_s), feedback)
         if why == "canceled":
             handle.canceled()
             return Result(error_code=Result.NONE, error_msg="canceled")
@@ -473,9 +495,39 @@ class SimHardwareNode(Node):
             return Result(error_code=Result.NONE)
         handle.abort()
         if outcome is None:
-            return Result(error_code=Result.UNKNOWN if why == "preempted" else Result.TIMEOUT,
+            return Result(error_code=Result.UNKNOWN if why == "preempted" else timed_out,
                           error_msg="preempted by a newer goal" if why == "preempted" else "did not arrive in time")
-        return Result(error_code=Result.UNKNOWN, error_msg=outcome.text)
+        return Result(error_code=held, error_msg=outcome.text)
+
+    def _follow_path(self, handle):
+        """Nav2's FollowPath: the base driven along the given poses as they are (what Nav2's
+        controller server does with a path it is handed), stopping short where something holds it."""
+        from affplan_ros.sim.physics.world import BasePose
+
+        FollowPath = self._types["FollowPath"]
+        Result = FollowPath.Result
+        path = handle.request.path
+        frames = {path.header.frame_id, *(p.header.frame_id for p in path.poses)} - {""}
+        if not path.poses or not frames <= {self.names.map_frame, self.names.odom_frame}:
+            handle.abort()
+            return Result(error_code=Result.INVALID_PATH if not path.poses else Result.TF_ERROR,
+                          error_msg="the path has no poses" if not path.poses else
+                          f"no transform from {sorted(frames)} to {self.names.map_frame!r}")
+        poses = []
+        for stamped in path.poses:
+            q = stamped.pose.orientation
+            poses.append(BasePose(stamped.pose.position.x, stamped.pose.position.y,
+                                  math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))))
+        with self.lock:
+            start = self.world.base_pose()
+        # Each pose is a segment of its own (at least 0.2 s, BaseController.drive).
+        return self._drive(handle, start, poses, len(poses) * 0.2 + 10.0, self._path_feedback, Result,
+                           Result.CONTROLLER_TIMED_OUT, Result.FAILED_TO_MAKE_PROGRESS)
+
+    def _path_feedback(self):
+        with self.lock:
+            left = self.base.remaining(self.world.data)
+        return self._types["FollowPath"].Feedback(distance_to_goal=float(left))
 
     def _nav_feedback(self, began):
         from geometry_msgs.msg import PoseStamped
@@ -507,6 +559,11 @@ class SimHardwareNode(Node):
 
 def main(args=None) -> int:
     return run_node(SimHardwareNode, args)
+
+
+def _finite(stamped) -> bool:
+    p, q = stamped.pose.position, stamped.pose.orientation
+    return all(math.isfinite(v) for v in (p.x, p.y, p.z, q.x, q.y, q.z, q.w))
 
 
 def _seconds(duration) -> float:

@@ -117,6 +117,7 @@ class Problem:
 
 
 CANCELED = Problem("canceled", canceled=True)
+GRIPPER_THERE_M = 0.003     # fingers this near the commanded opening are there
 
 
 @dataclass(frozen=True)
@@ -133,6 +134,9 @@ class Grip:
 
 class Navigator(Protocol):
     def go_to(self, pose: Pose, timeout_s: float, cancel: Callable[[], bool]) -> Optional[Problem]: ...
+
+    def follow(self, path: Sequence[Pose], timeout_s: float, cancel: Callable[[], bool]) -> Optional[Problem]:
+        """Drive the base along ``path`` as it is (no planning round it)."""
 
 
 class Arm(Protocol):
@@ -185,37 +189,56 @@ def finish(handle, timeout_s: float, cancel, what: str) -> tuple[Optional[Any], 
 
 
 class Nav2Navigator:
-    """Base motion through Nav2's NavigateToPose action (``nav2_msgs``)."""
+    """Base motion through Nav2: NavigateToPose (planned by Nav2) and FollowPath (a path the skill
+    computed, driven by Nav2's controller server as it is: a door's arc)."""
 
-    def __init__(self, node, action_name: str = "navigate_to_pose", callback_group=None):
+    def __init__(self, node, action_name: str = "navigate_to_pose", callback_group=None,
+                 follow_path_action: str = "follow_path"):
         try:
-            from nav2_msgs.action import NavigateToPose
+            from nav2_msgs.action import FollowPath, NavigateToPose
         except ImportError as exc:
             raise DriverUnavailable("Nav2 is not installed (no nav2_msgs): install ros-$ROS_DISTRO-nav2-msgs "
                                     "and run Nav2 on the robot") from exc
         from rclpy.action import ActionClient
 
-        self._type = NavigateToPose
+        self._type, self._follow_type = NavigateToPose, FollowPath
         self.client = ActionClient(node, NavigateToPose, action_name, callback_group=callback_group)
+        self.follow_client = ActionClient(node, FollowPath, follow_path_action, callback_group=callback_group)
         self.node = node
+
+    def follow(self, path: Sequence[Pose], timeout_s: float, cancel) -> Optional[Problem]:
+        if not self.follow_client.wait_for_server(timeout_sec=5.0):
+            return Problem(f"Nav2's controller server does not answer at {self.follow_client._action_name}")
+        goal = self._follow_type.Goal()
+        stamp = self.node.get_clock().now().to_msg()
+        goal.path.header.frame_id = path[0].frame if path else "map"
+        goal.path.header.stamp = stamp
+        goal.path.poses = [pose.to_msg(stamp) for pose in path]
+        return _run_nav2(self.follow_client, goal, timeout_s, cancel, "Nav2's FollowPath",
+                         "the base did not follow its path")
 
     def go_to(self, pose: Pose, timeout_s: float, cancel) -> Optional[Problem]:
         if not self.client.wait_for_server(timeout_sec=5.0):
             return Problem(f"Nav2 does not answer at {self.client._action_name}")
         goal = self._type.Goal()
         goal.pose = pose.to_msg(self.node.get_clock().now().to_msg())
-        handle, problem = send_once(self.client, goal, cancel, "Nav2")
-        if handle is None:
-            return problem
-        got, problem = finish(handle, timeout_s, cancel, "Nav2")
-        if got is None:
-            return problem
-        from action_msgs.msg import GoalStatus
+        return _run_nav2(self.client, goal, timeout_s, cancel, "Nav2", "Nav2 failed")
 
-        if got.status != GoalStatus.STATUS_SUCCEEDED:
-            detail = getattr(got.result, "error_msg", "") or f"status {got.status}"
-            return Problem(f"Nav2 failed: {detail}", Cause.BLOCKED)
-        return None
+
+def _run_nav2(client, goal, timeout_s: float, cancel, what: str, failed: str) -> Optional[Problem]:
+    """Send a Nav2 goal once and wait for it; a goal that does not succeed says Nav2's error_msg."""
+    handle, problem = send_once(client, goal, cancel, what)
+    if handle is None:
+        return problem
+    got, problem = finish(handle, timeout_s, cancel, what)
+    if got is None:
+        return problem
+    from action_msgs.msg import GoalStatus
+
+    if got.status != GoalStatus.STATUS_SUCCEEDED:
+        detail = getattr(got.result, "error_msg", "") or f"status {got.status}"
+        return Problem(f"{failed}: {detail}", Cause.BLOCKED)
+    return None
 
 
 # MoveIt's error codes (moveit_msgs/MoveItErrorCodes) that mean something is in the way rather
@@ -335,9 +358,10 @@ class GripperActions:
         result = got.result
         grip = Grip(float(result.position), bool(result.stalled), bool(result.reached_goal))
         # A parallel gripper closing on an object stalls short of its goal, and ros2_controllers'
-        # gripper controller then aborts the goal: that is a grip, not a failure. Any other end
-        # without the fingers where they were sent is one.
-        if got.status != GoalStatus.STATUS_SUCCEEDED and not (grip.stalled or grip.reached_goal):
+        # gripper controller then aborts the goal: that is a grip, not a failure; nor are fingers
+        # that ended where they were sent whatever the status says. Any other end is one.
+        there = abs(grip.position - position) <= GRIPPER_THERE_M
+        if got.status != GoalStatus.STATUS_SUCCEEDED and not (grip.stalled or grip.reached_goal or there):
             return Grip(grip.position, grip.stalled, grip.reached_goal,
                         Problem(f"the {hand} gripper stopped at {grip.position:.3f} m (status {got.status})",
                                 Cause.MOTION_FAILED))

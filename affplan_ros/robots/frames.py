@@ -15,6 +15,7 @@ from pytransform3d.transform_manager import TransformManager
 from pytransform3d.transformations import transform_from_pq
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
+TF_QUEUE = 5
 TF_STATIC_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST, reliability=ReliabilityPolicy.RELIABLE,
                            durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -29,7 +30,9 @@ class FrameBuffer:
         self._lock = threading.Lock()
         self._frames = TransformManager(strict_check=False, check=False)
         self._known: set[str] = set()
-        node.create_subscription(TFMessage, "/tf", self._on_tf, 100, callback_group=callback_group)
+        # A short queue: where the robot is now is what counts, and a long one falls behind when
+        # the transforms come faster than they are read (a simulation faster than real time).
+        node.create_subscription(TFMessage, "/tf", self._on_tf, TF_QUEUE, callback_group=callback_group)
         node.create_subscription(TFMessage, "/tf_static", self._on_tf, TF_STATIC_QOS, callback_group=callback_group)
 
     def _on_tf(self, msg) -> None:

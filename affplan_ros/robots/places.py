@@ -23,22 +23,41 @@ def _faces(box: SeenObject):
         yield c * nx - s * ny, s * nx + c * ny, half, across
 
 
-def standing_places(seen: SeenObject, distance: float, robot_xy: tuple[float, float]) -> list[Pose]:
+FRONT_SHIFTS_M = (0.0, 0.2, -0.2, 0.35, -0.35)   # along a front, where its middle is taken (an open door)
+
+
+def standing_places(seen: SeenObject, distance: float, robot_xy: tuple[float, float],
+                    front: Optional[tuple[float, float]] = None) -> list[Pose]:
     """Base poses in front of each face of ``seen``'s box, ``distance`` from it and facing it,
     the nearest to the robot first (the others are behind or beside it: tried when Nav2 cannot
-    reach the first)."""
+    reach the first). ``front``: the outward direction of its way in (a fridge's door side):
+    that face first, in its middle and then shifted along it (its open door may stand in the
+    middle's way)."""
+    faces = list(_faces(seen))
     out = [Pose(seen.x + wx * (half + distance), seen.y + wy * (half + distance), 0.0, math.atan2(-wy, -wx),
-                seen.frame) for wx, wy, half, _ in _faces(seen)]
-    return sorted(out, key=lambda p: math.hypot(p.x - robot_xy[0], p.y - robot_xy[1]))
+                seen.frame) for wx, wy, half, _ in faces]
+    out.sort(key=lambda p: math.hypot(p.x - robot_xy[0], p.y - robot_xy[1]))
+    if front is None:
+        return out
+    wx, wy, half, across = max(faces, key=lambda f: f[0] * front[0] + f[1] * front[1])
+    tx, ty = -wy, wx
+    ahead = [Pose(seen.x + wx * (half + distance) + tx * shift, seen.y + wy * (half + distance) + ty * shift, 0.0,
+                  math.atan2(-wy, -wx), seen.frame) for shift in FRONT_SHIFTS_M if abs(shift) <= across]
+    return ahead + [p for p in out if all(math.hypot(p.x - a.x, p.y - a.y) > 1e-6 for a in ahead)]
 
 
 def line_up(support: SeenObject, point: tuple[float, float], distance: float,
-            robot_xy: tuple[float, float]) -> Pose:
-    """The base pose in front of the face of ``support`` nearest the robot, ``distance`` from it,
+            robot_xy: tuple[float, float], facing: Optional[tuple[float, float]] = None) -> Pose:
+    """The base pose in front of the face of ``support`` nearest the robot (``facing``: the face
+    whose outward normal is nearest that direction, a fridge's open front), ``distance`` from it,
     facing it, straight in front of ``point`` (a thing on it; clamped to the face's width)."""
-    _, wx, wy, half, across = min(
-        (math.hypot(support.x + wx * half - robot_xy[0], support.y + wy * half - robot_xy[1]), wx, wy, half, across)
-        for wx, wy, half, across in _faces(support))
+    def rank(face) -> float:
+        wx, wy, half, _ = face
+        if facing is not None:
+            return -(wx * facing[0] + wy * facing[1])
+        return math.hypot(support.x + wx * half - robot_xy[0], support.y + wy * half - robot_xy[1])
+
+    wx, wy, half, across = min(_faces(support), key=rank)
     tx, ty = -wy, wx                                                     # along the face
     along = (point[0] - support.x) * tx + (point[1] - support.y) * ty
     along = max(-across, min(across, along))
@@ -53,6 +72,12 @@ def support_of(thing: SeenObject, known: Iterable[SeenObject], tolerance: float 
     under = [o for o in known if o.name != thing.name and o.has_box
              and abs(o.top - thing.bottom) <= tolerance and contains_xy(o, thing.x, thing.y)]
     return max(under, key=lambda o: o.top, default=None)
+
+
+def container_of(thing: SeenObject, known: Iterable[SeenObject]) -> Optional[SeenObject]:
+    """The smallest box ``thing``'s middle lies inside (an apple in a fridge), or None."""
+    around = [o for o in known if o.name != thing.name and o.has_box and contains(o, thing.x, thing.y, thing.z)]
+    return min(around, key=lambda o: o.size[0] * o.size[1] * o.size[2], default=None)
 
 
 def contains(box: SeenObject, x: float, y: float, z: float) -> bool:
@@ -107,6 +132,22 @@ def free_spots(surface: SeenObject, footprint: float, known: Iterable[SeenObject
             if len(out) == limit:
                 break
     return out
+
+
+def spots_inside(container: SeenObject, inner: tuple[float, float, float], footprint: float,
+                 near_xy: tuple[float, float]) -> list[tuple[float, float]]:
+    """Where a thing of radius ``footprint`` goes into ``container`` (its opening ``inner`` wide
+    along its own axes): the point of the opening nearest ``near_xy`` (where the arm reaches
+    best) that keeps it clear of the walls, then the middle."""
+    c, s = math.cos(container.yaw), math.sin(container.yaw)
+    dx, dy = near_xy[0] - container.x, near_xy[1] - container.y
+    u, v = c * dx + s * dy, -s * dx + c * dy
+    room_u = max(inner[0] / 2 - footprint - SPOT_GAP, 0.0)
+    room_v = max(inner[1] / 2 - footprint - SPOT_GAP, 0.0)
+    u, v = max(-room_u, min(room_u, u)), max(-room_v, min(room_v, v))
+    near = (container.x + c * u - s * v, container.y + s * u + c * v)
+    middle = (container.x, container.y)
+    return [near, middle] if math.hypot(near[0] - middle[0], near[1] - middle[1]) > 0.01 else [middle]
 
 
 def contains_xy(box: SeenObject, x: float, y: float) -> bool:

@@ -19,6 +19,19 @@ ORACLE_TOPIC = "/referee/objects"
 
 
 @dataclass(frozen=True)
+class Joint:
+    """How a door or drawer moves, as the source sees it now (in the thing's frame)."""
+
+    type: str                                  # "hinge" (a door) or "slide" (a drawer)
+    handle: tuple[float, float, float]         # the middle of its handle
+    origin: tuple[float, float, float]         # a point on the hinge's axis (a slide: its anchor)
+    axis: tuple[float, float, float]           # unit: opening turns positively about it (moves along it)
+    position: float                            # rad (a slide: m) from closed
+    open: float                                # the position when fully open
+    back_handle: Optional[tuple[float, float, float]] = None   # a room door's handle on its other face
+
+
+@dataclass(frozen=True)
 class SeenObject:
     """A thing where a source found it: the centre of its bounding box in ``frame``, its yaw and
     the box's extent along its own axes (m; zero where the source knows only a point)."""
@@ -33,6 +46,7 @@ class SeenObject:
     class_name: str = ""
     open_fraction: float = -1.0    # a door, drawer or lid: 0 closed .. 1 open; -1 none
     kind: str = ""                 # what the source says it is: "object", "furniture", "agent" (a person), ...
+    joint: Optional[Joint] = None  # a door's hinge or a drawer's slide, where the source knows it
 
     @property
     def has_box(self) -> bool:
@@ -106,8 +120,14 @@ class OraclePoses:
             q = o.pose.orientation
             yaw = math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))
             p = o.pose.position
+            joint = None
+            if o.joint_type:
+                h, c, a = o.handle, o.joint_origin, o.joint_axis
+                b = o.back_handle
+                joint = Joint(o.joint_type, (h.x, h.y, h.z), (c.x, c.y, c.z), (a.x, a.y, a.z), o.joint_position,
+                              o.joint_open, (b.x, b.y, b.z) if o.has_back_handle else None)
             seen[o.name] = SeenObject(o.name, p.x, p.y, p.z, yaw, (o.size.x, o.size.y, o.size.z),
-                                      msg.header.frame_id or "map", o.class_name, o.open_fraction, o.kind)
+                                      msg.header.frame_id or "map", o.class_name, o.open_fraction, o.kind, joint)
         with self._lock:
             self._latest = seen
         self._first.set()

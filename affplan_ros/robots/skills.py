@@ -42,10 +42,21 @@ from affplan_ros.interfaces import interface_types
 from affplan_ros.nodes.base import LOCATION_PARAMS, parse_locations, run_node
 from affplan_ros.nodes.convert import failure_to_msg, skill_goal_problem
 from affplan_ros.nodes.params import Param, declare_params
+from affplan_ros.robots.doors import carried, first_in_the_way, front, moved_to, plans, pull, sweep
 from affplan_ros.robots.drivers import CANCELED, DriverUnavailable, Grip, HeldBox, Pose, Problem
 from affplan_ros.robots.grasping import Grasp, grasps
-from affplan_ros.robots.places import contains_xy, free_spots, line_up, obstacles_around, standing_places, support_of
-from affplan_ros.robots.poses import FixedPoses, OraclePoses, PoseSource, SeenObject
+from affplan_ros.robots.places import (
+    container_of,
+    contains,
+    contains_xy,
+    free_spots,
+    line_up,
+    obstacles_around,
+    spots_inside,
+    standing_places,
+    support_of,
+)
+from affplan_ros.robots.poses import FixedPoses, Joint, OraclePoses, PoseSource, SeenObject
 
 OPEN, CLOSED = 0.08, 0.0        # gripper positions (m)
 LINE_UP_MIN_M = 0.1             # a base move shorter than this to stand in front of something is not worth it
@@ -55,6 +66,9 @@ HANDOVER_FROM_PERSON_M = 0.45   # ... and no further from the person's centre (w
 HANDOVER_HEIGHT_M = 1.0         # the bottom of what is held out: a standing person's hand height
 FACE_PERSON_RAD = 0.5           # the base turns to a person further off its heading than this before a handover
 HANDOVER_WAIT_S = 1.5           # held still this long for the person to take it before the hand opens
+DOOR_OPEN_RAD = 1.6             # a door is opened this far (about 90 degrees): wide enough to reach in
+OPENED_FRACTION = 0.7           # of its range, a door or drawer is open (the arm fits in) ...
+CLOSED_FRACTION = 0.05          # ... and closed
 REACH_AHEAD_M = 0.55            # ahead of the base, where a Tiago++'s hands work best (put-down spots near it first)
 
 
@@ -107,6 +121,13 @@ PARAMS = (
           "what the robot stands at", above=0),
     Param("standoff_m", 0.1, "free space between the base and what it stands at", minimum=0),
     Param("objects_file", "", "object table (sizes, shapes, how to grasp; default: the built-in one)"),
+    Param("follow_path_action", "/follow_path", "Nav2 FollowPath action (the controller server): the base "
+          "follows a door's or drawer's path on it"),
+    Param("base_omnidirectional", False, "whether the base moves sideways: a door or drawer is opened by the base "
+          "following its handle's path, which needs it"),
+    Param("handle_reach_m", [0.55, 0.45], "how far ahead of the base a hand takes a handle, tried in turn"),
+    Param("handle_lateral_m", [0.15, -0.15], "per hand: how far to the base's left that hand works best (takes a "
+          "handle, holds a thing out)"),
 )
 
 
@@ -139,6 +160,13 @@ class RobotSkillsNode(Node):
         self.joint_limits = (p.max_joint_speed, p.max_joint_acceleration)
         if p.arm_planner == "builtin" and len(p.arm_controllers) != len(self.hands):
             raise ValueError("arm_controllers needs one FollowJointTrajectory action per hand")
+        if len(p.handle_lateral_m) != len(self.hands):
+            raise ValueError("handle_lateral_m needs one offset per hand")
+        if not p.handle_reach_m or min(p.handle_reach_m) <= 0:
+            raise ValueError("handle_reach_m needs at least one distance, each above 0")
+        self.handle_reach = [float(a) for a in p.handle_reach_m]
+        self.handle_lateral = dict(zip(self.hands, map(float, p.handle_lateral_m)))
+        self.omnidirectional, self.follow_path_action = p.base_omnidirectional, p.follow_path_action
         try:
             self.objects = load_object_table(p.objects_file or None)
         except (OSError, ConfigError) as exc:
@@ -271,7 +299,8 @@ class RobotSkillsNode(Node):
                            f"robot config and the {self.poses.name} pose source does not know its extent",
                            "add it to `locations` ('name x y yaw')")
         tried = []
-        for place in standing_places(seen, self.base_radius + self.standoff, self._robot_xy()):
+        facing = front(seen.joint) if seen.joint is not None else None
+        for place in standing_places(seen, self.base_radius + self.standoff, self._robot_xy(), facing):
             problem = self.navigator.go_to(place, self.nav_timeout, cancel)
             if problem is None or problem.canceled:
                 return self._problem(what, problem)
@@ -334,6 +363,9 @@ class RobotSkillsNode(Node):
         """A grasp planned from the thing's box: the candidates in order until one the arm reaches."""
         known = self.poses.everything()
         support = (self.poses.find(goal.support) if goal.support else None) or support_of(seen, known)
+        if support is not None and contains(support, seen.x, seen.y, seen.z):
+            support = support_of(seen, known)   # the goal's support is what it lies in (a fridge)
+        around = container_of(seen, known)     # what it lies in: the robot steps in front of its opening
         self.arm.keep_clear(self._clear_around(known, skip=[goal.object], thing=seen))
         candidates = grasps(seen, self._class_of(seen), self.max_opening, self._robot_xy(),
                             support.top if support is not None and contains_xy(support, seen.x, seen.y) else None,
@@ -344,12 +376,14 @@ class RobotSkillsNode(Node):
         failure, missed = self._try_grasps(goal, seen, hand, candidates, what, cancel)
         if failure is not False:
             return failure
-        moved = self._step_in_front(support, (seen.x, seen.y), what, cancel)
+        moved = self._step_in_front(around if around is not None and around.joint is not None else support,
+                                    (seen.x, seen.y), what, cancel)
         if isinstance(moved, Failure):
             return moved
         if moved:   # nearer now: the grasps again, from where the base stands
             candidates = grasps(seen, self._class_of(seen), self.max_opening, self._robot_xy(),
-                                support.top if contains_xy(support, seen.x, seen.y) else None, self.approach)
+                                support.top if support is not None and contains_xy(support, seen.x, seen.y) else None,
+                                self.approach)
             failure, missed = self._try_grasps(goal, seen, hand, candidates, what, cancel)
             if failure is not False:
                 return failure
@@ -361,17 +395,25 @@ class RobotSkillsNode(Node):
     def _step_in_front(self, support: Optional[SeenObject], point: tuple[float, float], what: str,
                        cancel) -> "bool | Failure":
         """Out of reach from where the base stands: it moves (Nav2) in front of ``point`` at the
-        support's face nearest to it, where it has not stood yet. True when it moved."""
+        support's face nearest to it, else at the face nearest the robot, where it has not stood
+        yet. True when it moved."""
         if support is None or not support.has_box:
             return False
-        place = line_up(support, point, self.base_radius + self.standoff, self._robot_xy())
         x, y = self._robot_xy()
-        if math.hypot(place.x - x, place.y - y) < LINE_UP_MIN_M:
-            return False
-        problem = self.navigator.go_to(place, self.nav_timeout, cancel)
-        if problem is not None and problem.canceled:
-            return self._problem(what, problem)
-        return problem is None
+        distance = self.base_radius + self.standoff
+        if support.joint is not None:   # a fridge's or cupboard's front: its way in, wherever the robot stands
+            places = [line_up(support, point, distance, (x, y), front(support.joint))]
+        else:
+            places = [line_up(support, point, distance, point), line_up(support, point, distance, (x, y))]
+        for place in places:
+            if math.hypot(place.x - x, place.y - y) < LINE_UP_MIN_M:
+                continue
+            problem = self.navigator.go_to(place, self.nav_timeout, cancel)
+            if problem is not None and problem.canceled:
+                return self._problem(what, problem)
+            if problem is None:
+                return True
+        return False
 
     def _clear_around(self, known: Optional[list] = None, skip=(), thing: Optional[SeenObject] = None) -> list:
         """The boxes the pose source knows within ``ARM_SPACE_M`` of the base (not what the robot
@@ -474,8 +516,9 @@ class RobotSkillsNode(Node):
         skip = [*self.holding.values(), *self.skip_names]
         props = self._class_of(target)
         into = goal.relation == "in" and props is not None and props.inner is not None
-        if into:   # its middle, on its floor
-            spots, floor = [(target.x, target.y)], target.bottom + max(target.size[2] - props.inner[2], 0.0)
+        if into:   # on its floor, as near the arm's best reach as its walls let it
+            spots = spots_inside(target, props.inner, max(held.seen.size[:2]) / 2, self._reach_xy())
+            floor = target.bottom + max(target.size[2] - props.inner[2], 0.0)
         else:
             spots = free_spots(target, max(held.seen.size[:2]) / 2, known, self._reach_xy(), skip=skip)
             floor = target.top
@@ -487,13 +530,15 @@ class RobotSkillsNode(Node):
         self.arm.keep_clear(self._clear_around(known, skip=[goal.target] if into else []))
         failure, missed = self._try_spots(hand, held, spots, floor, what, cancel)
         if failure is False:
-            # A surface: in front of the spot at its own face; a container: at the face of what it stands on.
-            moved = self._step_in_front(support_of(target, known) if into else target, spots[0], what, cancel)
+            # In front of the spot at the face of what the target stands on (a bowl or a cutting
+            # board on a table), of the target itself (a counter), or of a fridge's opening.
+            stand_at = target if target.joint is not None else (support_of(target, known) or target)
+            moved = self._step_in_front(stand_at, spots[0], what, cancel)
             if isinstance(moved, Failure):
                 return moved
-            if moved and not into:   # nearer now: the free spots again, nearest where the arm reaches from here
-                spots = free_spots(target, max(held.seen.size[:2]) / 2, known, self._reach_xy(), skip=skip)
-            if moved:
+            if moved:   # nearer now: the spots again, nearest where the arm reaches from here
+                spots = (spots_inside(target, props.inner, max(held.seen.size[:2]) / 2, self._reach_xy()) if into
+                         else free_spots(target, max(held.seen.size[:2]) / 2, known, self._reach_xy(), skip=skip))
                 self.arm.keep_clear(self._clear_around(known, skip=[goal.target] if into else []))
                 failure, missed = self._try_spots(hand, held, spots, floor, what, cancel)
         if failure is not False:
@@ -538,6 +583,9 @@ class RobotSkillsNode(Node):
         if hand is None:
             return Failure(FailureCode.PRECONDITION, what, f"{what} failed", "both hands are full",
                            "place something first", recoverable=True)
+        seen = None if goal.handle_pose else self.poses.find(goal.object)
+        if seen is not None and seen.joint is not None:
+            return self._articulate(seen, pull < 0, what, cancel)
         pose = self._pose(goal.object, goal.handle_pose)
         if pose is None:
             return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"no handle pose for {goal.object}",
@@ -552,6 +600,113 @@ class RobotSkillsNode(Node):
 
     def _close(self, goal, cancel) -> Optional[Failure]:
         return self._open(goal, cancel, pull=0.3)
+
+    def _articulate(self, seen: SeenObject, opening: bool, what: str, cancel) -> Optional[Failure]:
+        """Take the handle, then the base follows the handle's path (the arm still) until the
+        joint is where it should be; let go, back off, and look whether it moved. A room door
+        that stands open against its wall is closed in two pulls: by its back handle part of the
+        way, then by its front one (``plans``)."""
+        joint, name = seen.joint, seen.name
+        if _articulated_as_wanted(joint, opening):
+            return None
+        if not self.omnidirectional:
+            return Failure(FailureCode.INVALID, what, f"{what} failed", f"{self.robot_name}'s base cannot follow "
+                           f"the path of {name}'s handle sideways (base_omnidirectional is false)",
+                           "leave open and close out of robot_capabilities so that the plan asks the person")
+        goal = min(joint.open, DOOR_OPEN_RAD) if opening and joint.type == "hinge" else (joint.open if opening else 0.0)
+        known = self.poses.everything()
+        skip = [*self.skip_names, *(o.name for o in known if o.kind == "agent")]
+        tried: list[str] = []
+        for plan in plans(joint, goal):
+            if self._ways(joint, plan, known, skip, seen.frame, tried) is None:
+                continue                         # a pull of it has no clear path for the base
+            now = joint
+            for back, to in plan:               # each pull from where the last one left the joint
+                ways = self._ways(now, [(back, to)], known, skip, seen.frame, tried)
+                got = False if ways is None else self._pull_by_handle(now, name, ways[0], to, what, cancel, tried)
+                if got is not None:
+                    break
+                after = self.poses.find(name)
+                now = after.joint if after is not None and after.joint is not None else now
+            else:
+                return self._check_joint(name, opening, what, tried)
+            if got is not False:
+                return got                       # canceled, or the hand closed on nothing
+            if abs(now.position - joint.position) > 0.05:
+                return self._check_joint(name, opening, what, tried)    # moved part of the way
+        return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"no way to take the handle of {name} and "
+                       f"follow it: " + "; ".join(tried[:4]), f"clear the floor in front of {name}",
+                       recoverable=True, cause=Cause.BLOCKED)
+
+    def _ways(self, joint: Joint, plan, known, skip, frame: str, tried: list[str]) -> Optional[list]:
+        """For each pull of ``plan`` from ``joint`` as it is, the (hand, Pull)s whose base path is
+        clear of what the pose source knows, best first; None where a pull has none."""
+        out = []
+        for back, to in plan:
+            options = []
+            for hand, ahead in ((h, a) for h in self.hands if h not in self.holding for a in self.handle_reach):
+                way = pull(joint, to, ahead, self.handle_lateral[hand], frame, back)
+                hit = first_in_the_way(way.sweep, self.base_radius, known, skip=skip)
+                if hit is None:
+                    options.append((hand, way))
+                else:
+                    tried.append(f"{'back' if back else 'front'} handle to {to:.1f}, {hand} hand {ahead:.2f} m "
+                                 f"ahead: the base would meet {hit}")
+            if not options:
+                return None
+            out.append(options)
+            joint = moved_to(joint, to)
+        return out
+
+    def _pull_by_handle(self, joint: Joint, name: str, options, to: float, what: str, cancel,
+                        tried: list[str]) -> "Optional[Failure] | bool":
+        """One pull: the first of ``options`` (hand, Pull) whose standing place and handle the
+        robot reaches. None: pulled; a Failure: it ended so; False: none could be reached."""
+        for hand, way in options:
+            problem = self.navigator.go_to(way.stand, self.nav_timeout, cancel)
+            if problem is not None:
+                if problem.canceled:
+                    return self._problem(what, problem)
+                tried.append(f"{hand} hand at {name}'s handle: {problem.why}")
+                continue
+            self.arm.keep_clear(self._clear_around(skip=[name]))
+            group, link = self.groups[hand], self.links[hand]
+            problem = self._reach(group, link, cancel, (way.approach, False), (way.grasp, True))
+            if problem is not None:
+                if problem.canceled:
+                    return self._problem(what, problem)
+                # Also where the arm was stopped on the way: the leaf it is not told of (only its
+                # handle is) may stand in the way from here, not from the next place.
+                tried.append(f"{hand} hand at {name}'s handle: {problem.why}")
+                continue
+            failure = self._close_on(hand, f"the handle of {name}", what, cancel)
+            if failure is not None:
+                self._release(hand, cancel)
+                self.arm.move_to(group, way.approach, link, cancel)
+                return failure
+            # From where the base stopped (within Nav2's tolerance), carried with the leaf.
+            x, y, yaw = self._robot_pose()
+            moved = self.navigator.follow(sweep(joint, Pose(x, y, 0.0, yaw, way.stand.frame), to), self.nav_timeout,
+                                          cancel)
+            self._release(hand, cancel)
+            # The hand straight back out of the handle, wherever the leaf took it.
+            self.arm.move_to(group, carried(joint, way.approach, to), link, cancel, line=True)
+            if moved is not None and moved.canceled:
+                return self._problem(what, moved)
+            if moved is not None:
+                tried.append(f"the base following {name}'s handle: {moved.why}")
+            return None
+        return False
+
+    def _check_joint(self, name: str, opening: bool, what: str, tried: list[str]) -> Optional[Failure]:
+        """Whether the door or drawer is now open (closed), as the pose source sees it."""
+        after = self.poses.find(name)
+        if after is not None and after.joint is not None and _articulated_as_wanted(after.joint, opening):
+            return None
+        where = f"{after.open_fraction:.0%} open" if after is not None and after.open_fraction >= 0 else "not seen"
+        return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"{name} is {where} after the base followed "
+                       "its handle" + (f" ({tried[-1]})" if tried else ""), f"look at {name} and try again",
+                       recoverable=True, cause=Cause.DID_NOT_OPEN)
 
     def _handover(self, goal, cancel) -> Optional[Failure]:
         pose = Pose.from_msg(goal.handover_pose[0]) if goal.handover_pose else self.handover_pose
@@ -605,9 +760,11 @@ class RobotSkillsNode(Node):
         held, yaw = self.held[hand], self._robot_pose()[2] + self.held[hand].turn
         group, link, g = self.groups[hand], self.links[hand], self.held[hand].grasp.pose
         missed = []
-        for turn in (0.0, math.pi, math.pi / 2, -math.pi / 2):
-            pose = Pose(x + ux * out, y + uy * out, HANDOVER_HEIGHT_M + held.above_bottom, yaw + turn, g.frame, g.roll,
-                        g.pitch)
+        # Straight ahead, then out on the hand's own side (an arm reaching across the body meets it).
+        side = self.handle_lateral[hand]
+        for turn, lateral in ((t, lat) for lat in (0.0, side) for t in (0.0, math.pi, math.pi / 2, -math.pi / 2)):
+            pose = Pose(x + ux * out - uy * lateral, y + uy * out + ux * lateral, HANDOVER_HEIGHT_M + held.above_bottom,
+                        yaw + turn, g.frame, g.roll, g.pitch)
             problem = self.arm.move_to(group, pose, link, cancel)
             if problem is None:
                 failure = self._steps(what, cancel, lambda: self._hold(HANDOVER_WAIT_S, cancel),
@@ -672,6 +829,12 @@ class RobotSkillsNode(Node):
         return None
 
 
+def _articulated_as_wanted(joint, opening: bool) -> bool:
+    if opening:
+        return joint.position >= OPENED_FRACTION * joint.open
+    return joint.position <= CLOSED_FRACTION * joint.open
+
+
 def _frame_buffer(node, group):
     """/tf and /tf_static, where tf2_msgs is installed (else the robot's pose is not known)."""
     try:
@@ -695,7 +858,8 @@ def default_drivers(node: RobotSkillsNode, grippers: dict[str, str], group) -> t
                          frames=node.frames, callback_group=group)
     else:
         arm = MoveItArm(f"{node.get_name()}_moveit")
-    return Nav2Navigator(node, node.nav_action, group), arm, GripperActions(node, grippers, group)
+    navigator = Nav2Navigator(node, node.nav_action, group, node.follow_path_action)
+    return navigator, arm, GripperActions(node, grippers, group)
 
 
 def main(args=None) -> int:

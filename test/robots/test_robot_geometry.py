@@ -154,3 +154,14 @@ def test_config_poses_are_checked():
     for bad in ("table0 1 2", "table0 1 two 3", "table0 1 2 nan"):
         with pytest.raises(ValueError):
             FixedPoses([bad])
+
+
+def test_a_thing_goes_into_a_bowl_as_near_the_arm_as_its_walls_let_it():
+    from affplan_ros.robots.places import spots_inside
+
+    bowl = SeenObject("bowl0", 1.0, 0.0, 0.8, yaw=0.3, size=(0.2, 0.2, 0.08))
+    near, middle = spots_inside(bowl, (0.18, 0.18, 0.06), footprint=0.035, near_xy=(0.4, 0.0))
+    assert middle == (1.0, 0.0)
+    # towards the reach point, kept 0.09 - 0.035 - 0.03 = 0.025 m inside along each of its axes
+    assert near[0] < 1.0 and math.hypot(near[0] - 1.0, near[1]) <= 0.025 * math.sqrt(2) + 1e-9
+    assert spots_inside(bowl, (0.08, 0.08, 0.06), 0.035, (0.4, 0.0)) == [(1.0, 0.0)]   # no room to spare

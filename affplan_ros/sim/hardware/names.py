@@ -51,6 +51,7 @@ class HardwareNames:
     footprint_frame: str = "base_footprint"
     navigate_action: str = "/navigate_to_pose"
     cmd_vel: str = "/cmd_vel"
+    follow_path_action: str = "/follow_path"
 
     @property
     def base_link(self) -> str:
@@ -76,7 +77,8 @@ class HardwareNames:
                                     **{k: str(cam[k]) for k in _CAMERA_TOPICS if k in cam}),
                         frames.get("map", "map"), frames.get("odom", "odom"),
                         frames.get("base_footprint", "base_footprint"),
-                        base.get("navigate_action", "/navigate_to_pose"), base.get("cmd_vel", "/cmd_vel"))
+                        base.get("navigate_action", "/navigate_to_pose"), base.get("cmd_vel", "/cmd_vel"),
+                        base.get("follow_path_action", "/follow_path"))
         except (KeyError, TypeError, AttributeError) as exc:
             raise HardwareNamesError(f"{path}: missing or malformed entry {exc}") from exc
         if "base" not in names.links:

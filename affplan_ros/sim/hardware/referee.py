@@ -45,6 +45,20 @@ class RefereeRecord:
     quaternion: tuple[float, float, float, float]   # the box's axes (x, y, z, w)
     size: tuple[float, float, float]                # the box's extent along them (m)
     open_fraction: float                            # door, drawer or lid: 0 closed .. 1 open; else -1
+    joint: Optional["JointRecord"] = None           # a door's hinge or a drawer's slide
+
+
+@dataclass(frozen=True)
+class JointRecord:
+    """How a door or drawer moves, as it is now (map frame)."""
+
+    type: str                                       # "hinge" or "slide"
+    handle: tuple[float, float, float]              # the middle of its handle
+    back_handle: Optional[tuple[float, float, float]]   # a room door's handle on its other face
+    origin: tuple[float, float, float]              # a point on the hinge's axis (the slide's anchor)
+    axis: tuple[float, float, float]                # opening turns positively about it (moves along it)
+    position: float                                 # rad (m) from closed
+    open: float                                     # the position when fully open
 
 
 def referee_records(world: PhysicsWorld, data: Optional[mujoco.MjData] = None) -> list[RefereeRecord]:
@@ -82,7 +96,19 @@ def _body_record(world: PhysicsWorld, data: mujoco.MjData, thing: Thing) -> Refe
     position = origin + rotation @ centre
     w, x, y, z = (float(v) for v in data.xquat[body])
     return RefereeRecord(thing.name, thing.class_name, thing.kind.value, _floats(position), (x, y, z, w),
-                         _floats(size), open_fraction(world, thing, data))
+                         _floats(size), open_fraction(world, thing, data), _joint_record(world, thing, data))
+
+
+def _joint_record(world: PhysicsWorld, thing: Thing, data: mujoco.MjData) -> Optional[JointRecord]:
+    if not thing.joint or not world.has_site(thing.handle_site):
+        return None
+    joint = world.model.joint(thing.joint)
+    kind = "hinge" if joint.type[0] == mujoco.mjtJoint.mjJNT_HINGE else "slide"
+    back = f"{thing.name}/handle_back"
+    return JointRecord(kind, _floats(data.site(thing.handle_site).xpos),
+                       _floats(data.site(back).xpos) if world.has_site(back) else None,
+                       _floats(data.xanchor[joint.id]), _floats(data.xaxis[joint.id]),
+                       float(data.qpos[joint.qposadr[0]]), float(thing.joint_open))
 
 
 def open_fraction(world: PhysicsWorld, thing: Thing, data: Optional[mujoco.MjData] = None) -> float:

@@ -72,6 +72,31 @@ def test_doors_and_lids_say_how_far_they_are_open_and_a_liquid_goes_with_its_con
         world.liquids["bowl0"] = held
 
 
+def test_a_door_says_where_its_handle_and_hinge_are_and_the_handle_turns_with_it(world):
+    """What the robot needs to open it: the handle on the leaf, a point on the hinge's axis and
+    the axis it opens about; opened, the handle has swung round that axis."""
+    fridge = world.things["refrigerator0"]
+    joint = _by_name(world)["refrigerator0"].joint
+    assert joint.type == "hinge" and joint.back_handle is None and joint.open == pytest.approx(fridge.joint_open)
+    assert joint.position == pytest.approx(0.0, abs=0.01)
+    assert joint.handle == pytest.approx(tuple(world.site(fridge.handle_site)[0]), abs=1e-9)
+    assert abs(joint.axis[2]) == pytest.approx(1.0)            # an upright hinge
+    adr = world.model.joint(fridge.joint).qposadr[0]
+    saved = world.data.qpos[adr]
+    try:
+        world.data.qpos[adr] = 1.0
+        mujoco.mj_forward(world.model, world.data)
+        opened = _by_name(world)["refrigerator0"].joint
+    finally:
+        world.data.qpos[adr] = saved
+        mujoco.mj_forward(world.model, world.data)
+    h0, h1, o = (np.array(v[:2]) for v in (joint.handle, opened.handle, joint.origin))
+    assert np.linalg.norm(h1 - o) == pytest.approx(np.linalg.norm(h0 - o), abs=1e-6)   # round the hinge ...
+    turned = np.arctan2(*(h1 - o)[::-1]) - np.arctan2(*(h0 - o)[::-1])
+    assert np.remainder(turned * np.sign(joint.axis[2]) + np.pi, 2 * np.pi) - np.pi == pytest.approx(1.0, abs=1e-6)
+    assert _by_name(world)["table0"].joint is None
+
+
 def test_a_person_is_the_box_round_their_body_and_a_tipped_object_turns_its_box(world):
     person = _by_name(world)["human0"]
     # human_xml: a capsule of radius 0.22 from 0.25 m to 1.5 m above the floor.

@@ -294,6 +294,54 @@ def test_the_head_follows_a_joint_trajectory_and_a_bad_goal_is_refused(client):
     action.destroy()
 
 
+def test_the_base_follows_a_given_path_and_stops_where_the_table_holds_it(client):
+    """Nav2's FollowPath: the base driven along the poses as given (a door's arc), the odometry
+    at the path's end; a path through the table ends short of it, and a NaN pose is refused."""
+    from nav2_msgs.action import FollowPath
+    from ros_support import Received
+    from tf2_msgs.msg import TFMessage
+
+    from affplan_ros.nodes.base import ActionClient, FutureWait
+
+    def run(poses):
+        goal = FollowPath.Goal()
+        goal.path.header.frame_id = "map"
+        goal.path.poses = poses
+        sent = FutureWait(action.send_goal_async(goal))
+        assert sent.until(time.monotonic() + 10.0) == "done"
+        handle = sent.future.result()
+        if not handle.accepted:
+            return None
+        done = FutureWait(handle.get_result_async())
+        assert done.until(time.monotonic() + 60.0) == "done"
+        return done.future.result().result
+
+    action = ActionClient(client, FollowPath, "/follow_path")
+    try:
+        assert action.wait_for_server(timeout_sec=20.0)
+        with Received(client, TFMessage, "/tf", 100) as tf:
+            assert tf.wait(lambda m: m, 10.0)
+        start = next(t.transform for t in tf.messages[-1].transforms if t.child_frame_id == "base_footprint")
+        x0, y0 = start.translation.x, start.translation.y
+        arc = [_pose(x0 + 0.3 * (1 - np.cos(a)), y0 - 0.3 * np.sin(a), -a) for a in np.linspace(0.0, 0.8, 9)]
+        done = run(arc)
+        assert done.error_code == FollowPath.Result.NONE, done.error_msg
+        with Received(client, TFMessage, "/tf", 100) as tf:
+            assert tf.wait(lambda m: m, 10.0)
+        odom = next(t.transform for t in tf.messages[-1].transforms if t.child_frame_id == "base_footprint")
+        assert (odom.translation.x, odom.translation.y) == pytest.approx((arc[-1].pose.position.x,
+                                                                          arc[-1].pose.position.y), abs=0.05)
+        table = -0.6, 1.4    # the scene's table: its middle, where the base cannot go
+        into = run([_pose(odom.translation.x + (table[0] - odom.translation.x) * k / 8,
+                          odom.translation.y + (table[1] - odom.translation.y) * k / 8, 0.0) for k in range(9)])
+        assert into.error_code == FollowPath.Result.FAILED_TO_MAKE_PROGRESS and "in the way" in into.error_msg
+        bad = _pose(0.0, 0.0, 0.0)
+        bad.pose.position.y = float("nan")
+        assert run([bad]) is None
+    finally:
+        action.destroy()
+
+
 def test_gripper_and_navigation_goals_that_are_not_numbers_are_refused(client):
     """A NaN would reach the physics as a set-point and break the world: refused at the door,
     and the hardware keeps serving."""
