@@ -86,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Run the main job end to end on the built-in simulated robot and print a "
                                    "transcript.")
     p.add_argument("--task", default=None, help="task to run instead of the sample one")
+    p.add_argument("--robot", choices=("sim", "tiago"), default="sim",
+                   help="sim: the built-in simulated robot (default); tiago: the real Tiago++'s nodes "
+                        "(tiago.launch.xml sim:=true) driving the simulated Tiago++ (MuJoCo), as `affplan up "
+                        "--robot tiago --sim` starts them")
     p.add_argument("--physics", action="store_true",
                    help="the simulated robot is the MuJoCo physics world: every step a motion judged by physics")
     p.add_argument("--perception", action="store_true",

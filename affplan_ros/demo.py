@@ -1,7 +1,8 @@
 """``affplan demo``: the suite up on the simulated kitchen, one sample task, a readable transcript.
 
 What ``make demo`` runs: ``affplan up --robot sim`` (every node its own process, talking over
-DDS; ``make demo-physics`` adds ``--physics``: the robot is the MuJoCo world) and ``affplan
+DDS; ``make demo-physics`` adds ``--physics``: the robot is the MuJoCo world; ``--robot tiago``:
+the Tiago++'s own nodes on the simulated Tiago++, ``tiago.launch.xml sim:=true``) and ``affplan
 ask`` with the sample task of ``config/demo.yaml``: the language backend picks tools round by
 round (Explore, then Plan), the goal is checked (syntax, Prolog) and corrected, Fast Downward
 plans, the executor runs every step on the simulated robot.
@@ -56,7 +57,11 @@ def run_demo(args: argparse.Namespace) -> int:
     from affplan_ros.suite import backend_label, start_suite
     from affplan_ros.task_client import SuiteClient, Transcript
 
+    tiago = getattr(args, "robot", "sim") == "tiago"
     try:
+        if tiago and (args.physics or getattr(args, "perception", False) or getattr(args, "video", None)):
+            raise ValueError("--robot tiago is the MuJoCo Tiago++ already, with its own camera: --physics, "
+                             "--perception and --video are for --robot sim")
         video = video_path(args)
         if getattr(args, "perception", False) and not args.physics:
             raise ValueError("--perception sees the physics world's rendered camera: add --physics")
@@ -82,9 +87,12 @@ def run_demo(args: argparse.Namespace) -> int:
         # The video renders the head camera itself; nobody in the demo listens to the camera
         # topics, whose frames would take the CPU the video needs.
         launch_args["camera_rate_hz"] = "0"
+    if tiago:   # the launch's own kitchen (an AutoGPT+P scene), its camera at 1 Hz to spare the CPU
+        launch_args = {"sim": "true", "real_time_factor": str(config.get("tiago_real_time_factor", 2.0)),
+                       "camera_rate_hz": "1.0"}
     try:
         # The sample task runs the same way on every machine: nothing learned earlier changes it.
-        suite = start_suite("sim", launch_args, shared_params={"knowledge_file": ""})
+        suite = start_suite("tiago" if tiago else "sim", launch_args, shared_params={"knowledge_file": ""})
     except (LaunchError, NodeStartError) as exc:
         say("error", f"the suite did not start: {exc}")
         return 1
@@ -97,9 +105,14 @@ def run_demo(args: argparse.Namespace) -> int:
             say("suite", f"{len(suite.processes)} nodes up in {suite.seconds:.1f} s, each its own process "
                          f"({', '.join(p.name for p in suite.processes)}; "
                          f"ROS_DOMAIN_ID={os.environ['ROS_DOMAIN_ID']})")
-            say.more(f"simulated world: {config.get('scenario')}"
-                     + (" as MuJoCo physics (every step a motion)" if args.physics else " (symbolic)")
-                     + ("; Explore sees through the perception node" if launch_args["perception"] == "true" else ""))
+            if tiago:
+                say.more("the Tiago++'s own nodes (robot_skills: built-in arm planner, poses from the simulator's "
+                         "referee) on the simulated Tiago++ in config/scenarios/kitchen.txt")
+            else:
+                say.more(f"simulated world: {config.get('scenario')}"
+                         + (" as MuJoCo physics (every step a motion)" if args.physics else " (symbolic)")
+                         + ("; Explore sees through the perception node" if launch_args["perception"] == "true"
+                            else ""))
             if video:
                 say.more(f"recording {video}")
             with SuiteClient("/affplan", "affplan_demo") as client:

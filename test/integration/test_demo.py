@@ -47,6 +47,23 @@ def test_demo_runs_on_the_physics_world():
     assert "apple0 in the hand of human0" in out
 
 
+def test_demo_runs_the_tiagos_own_nodes_on_the_simulated_tiago():
+    """`affplan demo --robot tiago`: tiago.launch.xml sim:=true, the real robot's skill server on
+    the MuJoCo Tiago++ (the door opened by its handle, the apple taken out and handed over)."""
+    done = run_demo("--robot", "tiago", env={"AFFPLAN_LLM_BASE_URL": ""})
+    out = done.stdout
+    assert done.returncode == 0, out + done.stderr
+    assert "7 nodes up in" in out and "sim_hardware, robot_skills" in out and "the Tiago++'s own nodes" in out
+    assert "succeeded: open(robot0, refrigerator0, refrigerator0)" in out
+    assert "succeeded: handover(robot0, human0, apple0)" in out and "SUCCESS (done)" in out
+
+
+@pytest.mark.parametrize("extra", [["--physics"], ["--video", "run.mp4"]])
+def test_demo_refuses_options_of_the_built_in_robot_for_the_tiago(extra):
+    done = run_demo("--robot", "tiago", *extra)
+    assert done.returncode == 2 and "are for --robot sim" in done.stderr and "Traceback" not in done.stderr
+
+
 def test_demo_declines_a_task_the_offline_interpreter_does_not_understand():
     done = run_demo("--task", "make me a sandwich", env={"AFFPLAN_LLM_BASE_URL": ""})
     assert done.returncode == 2, done.stdout + done.stderr
