@@ -40,7 +40,9 @@ benchmarks, tests and the oracle pose source; a real robot has no such topic, an
 software (``affplan_ros/robots``) never reads it.
 
 The people of the home are part of the world, not of the robot: cooperative and standing still,
-they take what a robot hand holds out to them within their reach (sim/hardware/people.py).
+they take what a robot hand holds out to them within their reach (sim/hardware/people.py). So are
+its liquids: a container held tipped empties into the one its mouth is over, else is spilled
+(sim/hardware/liquids.py).
 """
 from __future__ import annotations
 
@@ -98,6 +100,7 @@ class SimHardwareNode(Node):
         from affplan_ros.sim.hardware.base import BaseController
         from affplan_ros.sim.hardware.description import fixed_frames, robot_urdf
         from affplan_ros.sim.hardware.grippers import GripperController
+        from affplan_ros.sim.hardware.liquids import Liquids
         from affplan_ros.sim.hardware.names import HardwareNames, HardwareNamesError
         from affplan_ros.sim.hardware.people import People
         from affplan_ros.sim.hardware.state import RobotState
@@ -153,6 +156,7 @@ class SimHardwareNode(Node):
                           for c in names.trajectory_controllers]
         self.base = BaseController(self.world.model, spec.base_speed, spec.base_yaw_rate)
         self.people = People(self.world)    # they take what a robot hand holds out to them
+        self.liquids = Liquids(self.world)  # a tipped container's liquid flows out
         self._servers.append(ActionServer(self, NavigateToPose, names.navigate_action, execute_callback=self._navigate,
                                           goal_callback=self._check_navigation,
                                           cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group))
@@ -200,6 +204,7 @@ class SimHardwareNode(Node):
                     for controller in [*self.grippers.values(), *self.trajectories.values(), self.base]:
                         controller.update(self.world.data, period)
                     self.people.update(self.world.data, period)
+                    self.liquids.update(self.world.data, period)
                     self.world.step(steps)
                     stamp = self._stamp()
                     state = (self.state.joints(self.world.data), self.state.odometry(self.world.data),

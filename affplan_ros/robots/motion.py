@@ -74,14 +74,40 @@ def joint_path(kin: RobotKinematics, start: Mapping[str, float], goal: Mapping[s
     a, b = _vector(start, names), _vector(goal, names)
     rest = dict(start)
     where = kin.collision({**rest, **dict(zip(names, a))})
+    first = [a]
     if where:
-        return PathResult(why=f"the arm starts in collision: {where}")
+        # As MoveIt's FixStartStateCollision adapter: an arm that stopped just touching a box
+        # (a controller's small tracking error, a box the source has since moved) starts from a
+        # free state close by instead of not moving at all.
+        near = _free_near(kin, rest, names, a)
+        if near is None:
+            return PathResult(why=f"the arm starts in collision: {where}")
+        first, a = [a, near], near
     where = kin.collision({**rest, **dict(zip(names, b))})
     if where:
         return PathResult(why=f"the goal is in collision: {where}")
     if not segment_collision(kin, rest, names, a, b):
-        return PathResult([a, b])
-    return _ompl_path(kin, rest, names, a, b, time_limit_s)
+        return PathResult([*first, b])
+    found = _ompl_path(kin, rest, names, a, b, time_limit_s)
+    return found if found.waypoints is None else PathResult([*first[:-1], *found.waypoints])
+
+
+START_JIGGLE_RAD = 0.05     # how far from a start in collision a free one is looked for, per joint
+START_JIGGLE_TRIES = 100
+
+
+def _free_near(kin: RobotKinematics, rest: Mapping[str, float], names: Sequence[str],
+               q: np.ndarray) -> Optional[np.ndarray]:
+    """A collision-free joint state within ``START_JIGGLE_RAD`` of ``q`` (seeded: the same every
+    time), or None."""
+    rng = np.random.default_rng(0)
+    lows, highs = (np.array([kin.limits(n)[i] for n in names]) for i in (0, 1))
+    for scale in np.linspace(0.2, 1.0, 5):
+        for _ in range(START_JIGGLE_TRIES // 5):
+            candidate = np.clip(q + rng.uniform(-1.0, 1.0, len(q)) * START_JIGGLE_RAD * scale, lows, highs)
+            if not kin.collision({**rest, **dict(zip(names, candidate))}):
+                return candidate
+    return None
 
 
 def _ompl_path(kin: RobotKinematics, rest: Mapping[str, float], names: Sequence[str], a: np.ndarray, b: np.ndarray,

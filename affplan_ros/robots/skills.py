@@ -57,6 +57,7 @@ from affplan_ros.robots.places import (
     support_of,
 )
 from affplan_ros.robots.poses import FixedPoses, Joint, OraclePoses, PoseSource, SeenObject
+from affplan_ros.robots.pouring import mouth_in_hand, tips
 
 OPEN, CLOSED = 0.08, 0.0        # gripper positions (m)
 LINE_UP_MIN_M = 0.1             # a base move shorter than this to stand in front of something is not worth it
@@ -420,8 +421,9 @@ class RobotSkillsNode(Node):
         holds, not the people, not ``skip``, not what ``thing`` lies inside): what the arm's paths
         keep clear of."""
         known = self.poses.everything() if known is None else known
-        # People move, and a handover reaches towards them: they are not boxes to plan around.
-        people = [o.name for o in known if o.kind == "agent"]
+        # People move, and a handover reaches towards them: they are not boxes to plan around;
+        # a liquid has its container's box, which is there (or held) already.
+        people = [o.name for o in known if o.kind in ("agent", "liquid")]
         return obstacles_around(self._robot_xy(), known, ARM_SPACE_M, inside_of=thing,
                                 skip=[*self.skip_names, *self.holding.values(), *skip, *people])
 
@@ -779,9 +781,8 @@ class RobotSkillsNode(Node):
             if self._ends_skill(problem):
                 return self._problem(what, problem)
             missed.append(problem.why)
-        return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"the arm cannot hold {goal.object} out to "
-                       f"{goal.receiver}: " + "; ".join(missed[:2]), f"ask {goal.receiver} to come closer",
-                       recoverable=True, cause=Cause.UNREACHABLE)
+        return self._unreachable(what, f"the arm cannot hold {goal.object} out to {goal.receiver}", missed,
+                                 f"ask {goal.receiver} to come closer")
 
     def _pour(self, goal, cancel) -> Optional[Failure]:
         """Hold the source over the target, tilt it, wait, tilt it back, lift (pour and fill)."""
@@ -789,6 +790,9 @@ class RobotSkillsNode(Node):
         hand = self._hand_with(goal.source)
         if hand is None:
             return self._not_holding(goal.source, what)
+        target = None if goal.target_pose else self.poses.find(goal.target)
+        if hand in self.held and target is not None and target.has_box:
+            return self._pour_over(goal, hand, target, what, cancel)
         pose = self._pose(goal.target, goal.target_pose)
         if pose is None:
             return self._no_pose(what, goal.target)
@@ -799,6 +803,64 @@ class RobotSkillsNode(Node):
                            lambda: self.arm.move_to(group, above.tilted(self.pour_tilt), link, cancel),
                            lambda: self._hold(self.pour_hold, cancel),
                            lambda: self.arm.move_to(group, above, link, cancel))
+
+    def _pour_over(self, goal, hand: str, target: SeenObject, what: str, cancel) -> Optional[Failure]:
+        """The held container's mouth over the target's opening (robots/pouring.py), tipped
+        until it pours, held, upright again; then the pose source says where the liquid is."""
+        held, group, link = self.held[hand], self.groups[hand], self.links[hand]
+        g = held.grasp.pose
+        turned = self._robot_pose()[2] + held.turn - g.yaw    # the base turned since the grasp
+        hand_now = Rotation.from_euler("z", turned).as_matrix() @ g.matrix()[:3, :3]
+        mouth = mouth_in_hand(g, held.seen)
+        # Where it sits in the hand now, where the hand's frame and the thing are seen: it may
+        # have sagged or turned in the fingers since the grasp, and the mouth must be over the
+        # opening within a few centimetres.
+        tcp = self.frames.transform(self.map_frame, link) if self.frames is not None else None
+        now = self.poses.find(goal.source)
+        if tcp is not None and now is not None and now.has_box:
+            hand_now = tcp[:3, :3]
+            mouth = hand_now.T @ (np.array([now.x, now.y, now.top]) - tcp[:3, 3])
+        self.arm.keep_clear(self._clear_around())
+        missed, upright_reached = [], False
+        for tip in tips(mouth, held.seen.size[2], hand_now, target, self._robot_xy()):
+            if not upright_reached:
+                problem = self.arm.move_to(group, tip.upright, link, cancel)
+                if problem is not None:
+                    if self._ends_skill(problem):
+                        return self._problem(what, problem)
+                    missed.append(f"upright over {goal.target}: {problem.why}")
+                    break
+                upright_reached = True
+            problem = self.arm.move_to(group, tip.tipped, link, cancel, line=True)   # the mouth comes straight down
+            if problem is None:
+                failure = self._steps(what, cancel, lambda: self._hold(self.pour_hold, cancel))
+                if failure is not None:
+                    return failure
+                # Upright again where the arm finds a way; the pour is done either way.
+                self.arm.move_to(group, tip.upright, link, cancel)
+                return self._poured_into(goal, what)
+            if self._ends_skill(problem):
+                return self._problem(what, problem)
+            missed.append(problem.why)
+        return self._unreachable(what, f"no way to tip {goal.source} over {goal.target} the arm reaches", missed,
+                                 f"stand closer to {goal.target}")
+
+    @staticmethod
+    def _unreachable(what: str, why: str, missed: list[str], suggestion: str) -> Failure:
+        """No motion found for any of the ways tried: why, with the first two reasons."""
+        return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"{why}: " + "; ".join(missed[:2]), suggestion,
+                       recoverable=True, cause=Cause.UNREACHABLE)
+
+    def _poured_into(self, goal, what: str) -> Optional[Failure]:
+        """Where the pose source sees the liquid now: with the target, or spilled (not seen)."""
+        if not goal.liquid or self.poses is self.fixed:
+            return None     # nothing that sees liquids: the motion is all there is to go by
+        liquid, target = self.poses.find(goal.liquid), self.poses.find(goal.target)
+        if liquid is not None and target is not None and contains(target, liquid.x, liquid.y, liquid.z):
+            return None
+        return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"{goal.liquid} is not in {goal.target} after "
+                       f"{goal.source} was tipped over it" + ("" if liquid is not None else " (it was spilled)"),
+                       f"fill {goal.source} again", recoverable=True, cause=Cause.SLIPPED)
 
     def _wipe(self, goal, cancel) -> Optional[Failure]:
         """Strokes back and forth over the surface with the held tool, then lift it."""

@@ -23,6 +23,7 @@ import numpy as np
 
 from affplan_ros.core.model.failure import Cause
 from affplan_ros.sim.physics.bodies import object_geometry
+from affplan_ros.sim.physics.openings import has_spout, mouth, mouth_over, rim_height
 from affplan_ros.sim.physics.skills import SkillResult, Skills
 from affplan_ros.sim.physics.world import ThingKind
 
@@ -98,7 +99,7 @@ def _pour(sk: Skills, source: str, content: str, target: str, liquid: bool) -> S
         sk.move_arm(side, carry)
         return sk._blocked(out, f"tilting {source} over {target}")
     w.step(w.steps(HOLD))
-    over = _mouth_over(sk, source, target)
+    over = mouth_over(sk.world, source, target)
     if liquid:
         litres = w.liquids[source].pop(content)
         if over:
@@ -119,48 +120,10 @@ def _pour(sk: Skills, source: str, content: str, target: str, liquid: bool) -> S
     return sk._ok(side=side)
 
 
-def _mouth(sk: Skills, source: str) -> np.ndarray:
-    """Where the poured thing leaves the source, world frame: the centre of its opening (its top,
-    along its own up axis); a watering can's spout tip (the top of its front end, its local +x:
-    the handle is near the back)."""
-    w = sk.world
-    props = w.things[source].props
-    half = object_geometry(props).half
-    return w.position(source) + w.rotation(source) @ np.array([half[0] if _has_spout(props) else 0.0, 0.0, half[2]])
-
-
-def _has_spout(props) -> bool:
-    """A thing held by a handle over its top is a watering can, with a spout at its +x end
-    (objects.yaml, ``top_handle``)."""
-    return props.top_handle is not None
-
-
 def _mouth_in_hand(sk: Skills, side: str, source: str) -> np.ndarray:
     """The mouth in the TCP frame, as the hand holds the source now."""
     tcp, rot, _ = sk.world.site(f"{side}_tcp")
-    return rot.T @ (_mouth(sk, source) - tcp)
-
-
-def _mouth_over(sk: Skills, source: str, target: str) -> bool:
-    w = sk.world
-    centre, rot, size = w.site(w.things[target].inner_site)
-    local = rot.T @ (_mouth(sk, source) - centre)
-    rim = _rim_height(sk, target)
-    return abs(local[0]) <= size[0] and abs(local[1]) <= size[1] and _mouth(sk, source)[2] > rim
-
-
-def _rim_height(sk: Skills, target: str) -> float:
-    """World height of the target's rim: an object's top as it stands; a piece of furniture's top
-    (a sink's walls rise to its top, 18 cm above its basin's floor: aiming 5 cm above the floor put
-    the bottle and the hand inside the basin, and the arm met its wall)."""
-    w = sk.world
-    thing = w.things[target]
-    if thing.kind == ThingKind.OBJECT:
-        half = object_geometry(thing.props).half
-        return float(w.position(target)[2] + abs(w.rotation(target)[2, 2]) * half[2])
-    if thing.geometry is not None and thing.geometry.height > 0.0:
-        return float(thing.geometry.height)
-    return float(w.site(thing.inner_site)[0][2] + 0.05)
+    return rot.T @ (mouth(sk.world, source) - tcp)
 
 
 @dataclass(frozen=True)
@@ -190,7 +153,7 @@ def _tilt_search(sk: Skills, side: str, source: str, target: str, heights: tuple
     base = w.base_pose()
     _, rot, _ = w.site(f"{side}_tcp")
     mouth_local = _mouth_in_hand(sk, side, source)
-    rim = _rim_height(sk, target)
+    rim = rim_height(sk.world, target)
     height = 2 * object_geometry(w.things[source].props).half[2]
     seed = sk.control.joints()
     # About the axis across the fingers' closing direction: about the closing axis itself the
@@ -199,7 +162,7 @@ def _tilt_search(sk: Skills, side: str, source: str, target: str, heights: tuple
     # axis, along the bar, as a person tips one: its weight hangs straight under the bar, and the
     # pads along the bar hold it from turning, whereas about the bar's own axis its weight rolls
     # the bar between the pads and forces them apart (measured: it turned out of the grip).
-    spout = _has_spout(w.things[source].props)
+    spout = has_spout(w.things[source].props)
     axis = rot[:, 1] if spout else rot[:, 2]
     length_in_hand = rot.T @ w.rotation(source)[:, 0]
     first: Optional[TiltPlan] = None
