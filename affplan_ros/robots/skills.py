@@ -61,16 +61,10 @@ from affplan_ros.robots.pouring import mouth_in_hand, tips
 
 OPEN, CLOSED = 0.08, 0.0        # gripper positions (m)
 LINE_UP_MIN_M = 0.1             # a base move shorter than this to stand in front of something is not worth it
-ARM_SPACE_M = 1.4               # what the pose source knows within this of the base is kept clear of by the arm
-HOLD_OUT_M = 0.5                # how far ahead of the base a thing is held out to a person
-HANDOVER_FROM_PERSON_M = 0.45   # ... and no further from the person's centre (within their arm's reach)
-HANDOVER_HEIGHT_M = 1.0         # the bottom of what is held out: a standing person's hand height
+HANDOVER_FROM_PERSON_M = 0.45   # a thing is held out no further than this from the person (within their arm's reach)
 FACE_PERSON_RAD = 0.5           # the base turns to a person further off its heading than this before a handover
-HANDOVER_WAIT_S = 1.5           # held still this long for the person to take it before the hand opens
-DOOR_OPEN_RAD = 1.6             # a door is opened this far (about 90 degrees): wide enough to reach in
 OPENED_FRACTION = 0.7           # of its range, a door or drawer is open (the arm fits in) ...
 CLOSED_FRACTION = 0.05          # ... and closed
-REACH_AHEAD_M = 0.55            # ahead of the base, where a Tiago++'s hands work best (put-down spots near it first)
 
 
 @dataclass(frozen=True)
@@ -129,6 +123,16 @@ PARAMS = (
     Param("handle_reach_m", [0.55, 0.45], "how far ahead of the base a hand takes a handle, tried in turn"),
     Param("handle_lateral_m", [0.15, -0.15], "per hand: how far to the base's left that hand works best (takes a "
           "handle, holds a thing out)"),
+    Param("reach_ahead_m", 0.55, "how far ahead of the base the hands work best (put-down spots nearest it "
+          "first)", above=0),
+    Param("arm_space_m", 1.4, "what the pose source knows within this of the base is kept clear of by the arm",
+          above=0),
+    Param("hold_out_m", 0.5, "how far ahead of the base a thing is held out to a person", above=0),
+    Param("handover_height_m", 1.0, "the height of the bottom of what is held out to a person (a standing "
+          "person's hand)", above=0),
+    Param("handover_wait_s", 1.5, "how long a thing is held still for the person to take it before the hand "
+          "opens", minimum=0),
+    Param("door_open_rad", 1.6, "how far a door is opened (rad; about 90 degrees: wide enough to reach in)", above=0),
 )
 
 
@@ -168,6 +172,8 @@ class RobotSkillsNode(Node):
         self.handle_reach = [float(a) for a in p.handle_reach_m]
         self.handle_lateral = dict(zip(self.hands, map(float, p.handle_lateral_m)))
         self.omnidirectional, self.follow_path_action = p.base_omnidirectional, p.follow_path_action
+        self.reach_ahead, self.arm_space, self.door_open = p.reach_ahead_m, p.arm_space_m, p.door_open_rad
+        self.hold_out, self.handover_height, self.handover_wait = p.hold_out_m, p.handover_height_m, p.handover_wait_s
         try:
             self.objects = load_object_table(p.objects_file or None)
         except (OSError, ConfigError) as exc:
@@ -323,7 +329,7 @@ class RobotSkillsNode(Node):
     def _reach_xy(self) -> tuple[float, float]:
         """The point in front of the base where the arms reach best."""
         x, y, yaw = self._robot_pose()
-        return x + REACH_AHEAD_M * math.cos(yaw), y + REACH_AHEAD_M * math.sin(yaw)
+        return x + self.reach_ahead * math.cos(yaw), y + self.reach_ahead * math.sin(yaw)
 
     def _class_of(self, seen: SeenObject) -> Optional[ObjectProperties]:
         name = seen.class_name or seen.name.rstrip("0123456789")
@@ -417,14 +423,14 @@ class RobotSkillsNode(Node):
         return False
 
     def _clear_around(self, known: Optional[list] = None, skip=(), thing: Optional[SeenObject] = None) -> list:
-        """The boxes the pose source knows within ``ARM_SPACE_M`` of the base (not what the robot
+        """The boxes the pose source knows within ``arm_space_m`` of the base (not what the robot
         holds, not the people, not ``skip``, not what ``thing`` lies inside): what the arm's paths
         keep clear of."""
         known = self.poses.everything() if known is None else known
         # People move, and a handover reaches towards them: they are not boxes to plan around;
         # a liquid has its container's box, which is there (or held) already.
         people = [o.name for o in known if o.kind in ("agent", "liquid")]
-        return obstacles_around(self._robot_xy(), known, ARM_SPACE_M, inside_of=thing,
+        return obstacles_around(self._robot_xy(), known, self.arm_space, inside_of=thing,
                                 skip=[*self.skip_names, *self.holding.values(), *skip, *people])
 
     def _take_hold(self, hand: str, grasp: Grasp, seen: SeenObject) -> None:
@@ -615,7 +621,9 @@ class RobotSkillsNode(Node):
             return Failure(FailureCode.INVALID, what, f"{what} failed", f"{self.robot_name}'s base cannot follow "
                            f"the path of {name}'s handle sideways (base_omnidirectional is false)",
                            "leave open and close out of robot_capabilities so that the plan asks the person")
-        goal = min(joint.open, DOOR_OPEN_RAD) if opening and joint.type == "hinge" else (joint.open if opening else 0.0)
+        goal = joint.open if opening else 0.0
+        if opening and joint.type == "hinge":
+            goal = min(goal, self.door_open)
         known = self.poses.everything()
         skip = [*self.skip_names, *(o.name for o in known if o.kind == "agent")]
         tried: list[str] = []
@@ -745,10 +753,10 @@ class RobotSkillsNode(Node):
         x, y, heading = self._robot_pose()
         distance = math.hypot(person.x - x, person.y - y)
         towards = math.atan2(person.y - y, person.x - x)
-        far = distance - HANDOVER_FROM_PERSON_M > HOLD_OUT_M
+        far = distance - HANDOVER_FROM_PERSON_M > self.hold_out
         if far or abs(math.remainder(towards - heading, 2 * math.pi)) > FACE_PERSON_RAD:
             # Closer where the arm cannot reach them, and facing them: the arms work ahead of the base.
-            stand = min(distance, HANDOVER_FROM_PERSON_M + HOLD_OUT_M)
+            stand = min(distance, HANDOVER_FROM_PERSON_M + self.hold_out)
             problem = self.navigator.go_to(Pose(person.x - math.cos(towards) * stand,
                                                 person.y - math.sin(towards) * stand, 0.0, towards, person.frame),
                                            self.nav_timeout, cancel)
@@ -757,7 +765,7 @@ class RobotSkillsNode(Node):
             x, y, _ = self._robot_pose()
             distance = math.hypot(person.x - x, person.y - y)
         ux, uy = (person.x - x) / max(distance, 1e-6), (person.y - y) / max(distance, 1e-6)
-        out = min(HOLD_OUT_M, max(distance - HANDOVER_FROM_PERSON_M, 0.3))
+        out = min(self.hold_out, max(distance - HANDOVER_FROM_PERSON_M, 0.3))
         self.arm.keep_clear(self._clear_around())
         held, yaw = self.held[hand], self._robot_pose()[2] + self.held[hand].turn
         group, link, g = self.groups[hand], self.links[hand], self.held[hand].grasp.pose
@@ -765,11 +773,11 @@ class RobotSkillsNode(Node):
         # Straight ahead, then out on the hand's own side (an arm reaching across the body meets it).
         side = self.handle_lateral[hand]
         for turn, lateral in ((t, lat) for lat in (0.0, side) for t in (0.0, math.pi, math.pi / 2, -math.pi / 2)):
-            pose = Pose(x + ux * out - uy * lateral, y + uy * out + ux * lateral, HANDOVER_HEIGHT_M + held.above_bottom,
-                        yaw + turn, g.frame, g.roll, g.pitch)
+            pose = Pose(x + ux * out - uy * lateral, y + uy * out + ux * lateral,
+                        self.handover_height + held.above_bottom, yaw + turn, g.frame, g.roll, g.pitch)
             problem = self.arm.move_to(group, pose, link, cancel)
             if problem is None:
-                failure = self._steps(what, cancel, lambda: self._hold(HANDOVER_WAIT_S, cancel),
+                failure = self._steps(what, cancel, lambda: self._hold(self.handover_wait, cancel),
                                       lambda: self._release(hand, cancel))
                 if failure is None:
                     self._let_go(hand)
