@@ -464,7 +464,6 @@ class SimHardwareNode(Node):
         """Nav2's NavigateToPose: a collision-free path on the world's floor plan (what Nav2's
         planner finds on a good map), driven by the base controller."""
         from affplan_ros.sim.physics.navigation import plan_base_path
-        from affplan_ros.sim.physics.world import BasePose
 
         NavigateToPose = self._types["NavigateToPose"]
         Result = NavigateToPose.Result
@@ -473,9 +472,7 @@ class SimHardwareNode(Node):
             handle.abort()
             return Result(error_code=Result.TF_ERROR, error_msg=f"no transform from {goal.header.frame_id!r} "
                           f"to {self.names.map_frame!r}")
-        q = goal.pose.orientation
-        target = BasePose(goal.pose.position.x, goal.pose.position.y,
-                          math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z)))
+        target = _base_pose(goal)
         with self.lock:
             start = self.world.base_pose()
             path = plan_base_path(self.world, start, target, self.world.spec.base_radius + NAV_CLEARANCE_M)
@@ -507,7 +504,6 @@ class SimHardwareNode(Node):
     def _follow_path(self, handle):
         """Nav2's FollowPath: the base driven along the given poses as they are (what Nav2's
         controller server does with a path it is handed), stopping short where something holds it."""
-        from affplan_ros.sim.physics.world import BasePose
 
         FollowPath = self._types["FollowPath"]
         Result = FollowPath.Result
@@ -518,11 +514,7 @@ class SimHardwareNode(Node):
             return Result(error_code=Result.INVALID_PATH if not path.poses else Result.TF_ERROR,
                           error_msg="the path has no poses" if not path.poses else
                           f"no transform from {sorted(frames)} to {self.names.map_frame!r}")
-        poses = []
-        for stamped in path.poses:
-            q = stamped.pose.orientation
-            poses.append(BasePose(stamped.pose.position.x, stamped.pose.position.y,
-                                  math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z))))
+        poses = [_base_pose(stamped) for stamped in path.poses]
         with self.lock:
             start = self.world.base_pose()
         # Each pose is a segment of its own (at least 0.2 s, BaseController.drive).
@@ -564,6 +556,15 @@ class SimHardwareNode(Node):
 
 def main(args=None) -> int:
     return run_node(SimHardwareNode, args)
+
+
+def _base_pose(stamped):
+    """A PoseStamped as the base's pose on the floor (x, y, yaw)."""
+    from affplan_ros.sim.physics.world import BasePose
+
+    q = stamped.pose.orientation
+    return BasePose(stamped.pose.position.x, stamped.pose.position.y,
+                    math.atan2(2 * (q.w * q.z + q.x * q.y), 1 - 2 * (q.y * q.y + q.z * q.z)))
 
 
 def _finite(stamped) -> bool:

@@ -628,11 +628,13 @@ class RobotSkillsNode(Node):
         skip = [*self.skip_names, *(o.name for o in known if o.kind == "agent")]
         tried: list[str] = []
         for plan in plans(joint, goal):
-            if self._ways(joint, plan, known, skip, seen.frame, tried) is None:
+            ways = self._ways(joint, plan, known, skip, seen.frame, tried)
+            if ways is None:
                 continue                         # a pull of it has no clear path for the base
             now = joint
-            for back, to in plan:               # each pull from where the last one left the joint
-                ways = self._ways(now, [(back, to)], known, skip, seen.frame, tried)
+            for k, (back, to) in enumerate(plan):   # each pull from where the last one left the joint
+                if k > 0:
+                    ways = self._ways(now, [(back, to)], known, skip, seen.frame, tried)
                 got = False if ways is None else self._pull_by_handle(now, name, ways[0], to, what, cancel, tried)
                 if got is not None:
                     break

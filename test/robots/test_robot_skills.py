@@ -128,6 +128,8 @@ def test_without_moveit_the_node_says_what_to_install():
 @pytest.mark.parametrize("override, said", [
     ("arm_controllers:=['/arm_right_controller/follow_joint_trajectory']",
      "arm_controllers needs one FollowJointTrajectory action per hand"),
+    ("handle_lateral_m:=[0.15]", "handle_lateral_m needs one offset per hand"),
+    ("handle_reach_m:=[0.5, -0.1]", "handle_reach_m needs at least one distance, each above 0"),
     ("pose_source:=camera", "pose_source"),
     ("object_poses:=['table0 1 two 0.7']", "is not 'name x y z' with numbers"),
 ])
