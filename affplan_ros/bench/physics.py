@@ -201,9 +201,6 @@ def _run_case(case: dict, r: dict) -> None:
     world = build_world(scene)
     r["world_warnings"] = world.warnings[:20]
     ex = PhysicsExecutor(scene, oam=oam, world=world, time_limit_s=max(0.0, left()))
-    if cfg.get("stack") == "robot":
-        _run_on_robot(case, r, ex, world, pr.plan, desired, left())
-        return
     video = None
     if cfg.get("video"):
         from affplan_ros.sim.physics.video import RunVideo
@@ -213,6 +210,9 @@ def _run_case(case: dict, r: dict) -> None:
         ex.on_step = lambda text: setattr(video, "caption", text)
     t_exec, sim0 = time.monotonic(), world.sim_seconds
     try:
+        if cfg.get("stack") == "robot":
+            _run_on_robot(case, r, ex, world, pr.plan, desired, left())
+            return
         result = ex.execute(pr.plan)
     finally:
         if video is not None:
@@ -241,10 +241,7 @@ def _run_case(case: dict, r: dict) -> None:
         if r["goal_holds"]:
             r["notes"].append("the desired goal holds although a step failed")
     elif not r["goal_holds"]:
-        relations = sorted(" ".join(a) for a in ex.relations() if a[0] in ("on", "in", "inhand", "opened", "closed"))
-        r["cause"] = "goal_not_reached"
-        r["failure"] = {"what": "every step succeeded, but the desired goal does not hold in the physics-derived "
-                                "relations", "why": "; ".join(relations)[:600]}
+        _goal_not_reached(r, ex, desired)
     if not r["success"]:
         _blame_the_data(r, scene, desired)
 
@@ -269,7 +266,21 @@ def _run_on_robot(case: dict, r: dict, judge, world, steps, desired, left_s: flo
     if not run.success:
         r["cause"], r["failure"] = run.cause or "unknown", run.failure
         r["failed_step"] = str(steps[run.steps_done]) if run.steps_done < len(steps) else None
+    elif not r["goal_holds"]:
+        _goal_not_reached(r, judge, desired)
     r["notes"] = r["notes"] + [line for line in run.log if "WARN" in line or "ERROR" in line][-5:]
+
+
+def _goal_not_reached(r: dict, judge, desired) -> None:
+    """Every step succeeded and the goal does not hold: what holds of the goal's things instead."""
+    named = {a for conj in desired for lit in conj for a in lit.args}
+    relations = sorted(" ".join(a) for a in judge.relations()
+                       if a[0] in ("on", "in", "inhand", "opened", "closed") and named & set(a[1:]))
+    r["cause"] = "goal_not_reached"
+    r["failure"] = {"what": "every step succeeded, but the desired goal does not hold in the physics-derived "
+                            "relations",
+                    "why": (f"what holds of {', '.join(sorted(named))}: "
+                            + ("; ".join(relations) or "none of on, in, inhand, opened, closed"))[:600]}
 
 
 def _blame_the_data(r: dict, scene, desired) -> None:
