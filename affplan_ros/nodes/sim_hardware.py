@@ -42,7 +42,8 @@ software (``affplan_ros/robots``) never reads it.
 The people of the home are part of the world, not of the robot: cooperative and standing still,
 they take what a robot hand holds out to them within their reach (sim/hardware/people.py). So are
 its liquids: a container held tipped empties into the one its mouth is over, else is spilled
-(sim/hardware/liquids.py).
+(sim/hardware/liquids.py); and its screw caps come off when a hand holds one and turns it
+anticlockwise, go on turned clockwise (sim/hardware/lids.py).
 """
 from __future__ import annotations
 
@@ -100,6 +101,7 @@ class SimHardwareNode(Node):
         from affplan_ros.sim.hardware.base import BaseController
         from affplan_ros.sim.hardware.description import fixed_frames, robot_urdf
         from affplan_ros.sim.hardware.grippers import GripperController
+        from affplan_ros.sim.hardware.lids import Lids
         from affplan_ros.sim.hardware.liquids import Liquids
         from affplan_ros.sim.hardware.names import HardwareNames, HardwareNamesError
         from affplan_ros.sim.hardware.people import People
@@ -157,6 +159,7 @@ class SimHardwareNode(Node):
         self.base = BaseController(self.world.model, spec.base_speed, spec.base_yaw_rate)
         self.people = People(self.world)    # they take what a robot hand holds out to them
         self.liquids = Liquids(self.world)  # a tipped container's liquid flows out
+        self.lids = Lids(self.world)        # a screw cap held and turned comes off (goes on)
         self._servers.append(ActionServer(self, NavigateToPose, names.navigate_action, execute_callback=self._navigate,
                                           goal_callback=self._check_navigation,
                                           cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group))
@@ -205,6 +208,7 @@ class SimHardwareNode(Node):
                         controller.update(self.world.data, period)
                     self.people.update(self.world.data, period)
                     self.liquids.update(self.world.data, period)
+                    self.lids.update(self.world.data, period)
                     self.world.step(steps)
                     stamp = self._stamp()
                     state = (self.state.joints(self.world.data), self.state.odometry(self.world.data),

@@ -30,6 +30,7 @@ TRAJECTORY_SLACK_S = 10.0   # a controller may take this much longer than its tr
 # and check for themselves whether the hand was where it had to be).
 GOAL_TOLERANCE = 0.1        # rad (m for the torso)
 GOAL_TIME_S = 2.0
+SEEDS_KEPT = 4              # an arm's latest reach-check solutions kept as starts for the motion's IK
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ class BuiltinArm:
         self._kinematics: Optional[RobotKinematics] = None
         self._obstacles: tuple[Box, ...] = ()
         self._held: dict[str, Attached] = {}
+        self._seeds: dict[str, list[dict[str, float]]] = {}
         node.create_subscription(String, "/robot_description", self._on_description, LATCHED_QOS,
                                  callback_group=callback_group)
         node.create_subscription(JointState, "/joint_states", self._on_joints, 10, callback_group=callback_group)
@@ -184,11 +186,61 @@ class BuiltinArm:
             return CANCELED
         return self._follow(client, group, path, cancel, where)
 
+    def shoulder(self, link: str) -> Optional[tuple[float, float]]:
+        """Where ``link``'s arm starts (the link of its first joint past the shared ones), x and y
+        in the base's frame; None while the robot has not described itself."""
+        kin, _ = self._model()
+        if kin is None:
+            return None
+        own = [n for n in self.arm_joints(kin, link) if self.shared is None or n not in self.shared.joints]
+        if not own:
+            return None
+        joints = self.joints()
+        with self._lock:
+            position, _ = kin.forward(joints, kin.link_of(own[0]))
+        return float(position[0]), float(position[1])
+
+    def hand_position(self, link: str) -> Optional[tuple[float, float, float]]:
+        """Where ``link`` is now in the base's frame (forward kinematics of the joint states)."""
+        kin, _ = self._model()
+        if kin is None:
+            return None
+        joints = self.joints()
+        with self._lock:
+            position, _ = kin.forward(joints, link)
+        return float(position[0]), float(position[1]), float(position[2])
+
+    def reaches(self, link: str, poses: Sequence[Pose], base: Pose) -> Optional[bool]:
+        """Whether ``link`` would reach each of ``poses`` (map frame) in turn were the base
+        standing at ``base`` (map), the arm starting as it is now: inverse kinematics on the
+        robot's own URDF, what is around left out (a motion's planning checks that). None where
+        it cannot be told (no description or no TF yet)."""
+        kin, _ = self._model()
+        to_base = self._base_from_map()
+        if kin is None or to_base is None:
+            return None
+        there = base.matrix()
+        there[2, 3] = np.linalg.inv(to_base)[2, 3]      # the base's height above the map, as now
+        to_there = np.linalg.inv(there)
+        start, names = self.joints(), self.arm_joints(kin, link)
+        with self._lock:
+            joints = kin.reaches(link, [to_there @ pose.matrix() for pose in poses], start, names)
+            if joints is not None:      # where the arm would be there: a start for the motion's IK
+                self._seeds[link] = [joints, *self._seeds.get(link, [])][:SEEDS_KEPT]
+        return joints is not None
+
     def _plan(self, kin: RobotKinematics, link: str, start: Mapping[str, float], names: list[str],
               target: np.ndarray, line: bool) -> PathResult:
         if line:
             return line_path(kin, link, start, names, target[:3, 3], target[:3, :3])
         solution = kin.solve(link, target[:3, 3], target[:3, :3], start, names)
+        for seed in self._seeds.get(link, []):
+            if solution.ok or "out of reach" not in solution.why:
+                break
+            # The IK follows the gradient from where the arm is and can stall short of a pose it
+            # reaches from elsewhere: again from where reach checks found the arm would be.
+            again = kin.solve(link, target[:3, 3], target[:3, :3], {**start, **seed}, names)
+            solution = again if again.ok else solution
         if not solution.ok:
             return PathResult(why=solution.why)
         return joint_path(kin, start, {**start, **solution.joints}, names, PLAN_TIME_S)

@@ -12,15 +12,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
-from typing import Iterable, Optional
 
 from affplan_ros.robots.drivers import Pose
-from affplan_ros.robots.poses import Joint, SeenObject
+from affplan_ros.robots.poses import Joint
 
 HANDLE_APPROACH_M = 0.10    # m out from the handle the hand comes in from (and goes back to)
 SWEEP_STEP_RAD = 0.05       # rad between two poses of the base's path round a hinge
 SWEEP_STEP_M = 0.02         # m between two poses along a slide
-BASE_HEIGHT_M = 0.4         # what reaches lower than this is in the base's way
 # rad where a first pull by a door's back handle hands over to a second by its front one, in turn
 # (a room door open against its wall: from its back face the base cannot follow it shut).
 HAND_OVER_RAD = (0.9, 0.7, 1.1, 0.5)
@@ -98,24 +96,6 @@ def sweep(joint: Joint, base: Pose, goal: float) -> tuple[Pose, ...]:
     step = SWEEP_STEP_RAD if joint.type == "hinge" else SWEEP_STEP_M
     n = max(1, math.ceil(abs(goal - joint.position) / step))
     return tuple(carried(joint, base, joint.position + (goal - joint.position) * k / n) for k in range(n + 1))
-
-
-def first_in_the_way(sweep: Iterable[Pose], radius: float, known: Iterable[SeenObject],
-                     skip: Iterable[str] = ()) -> Optional[str]:
-    """The first thing whose box the base (a disc of ``radius``) would meet along ``sweep``, of
-    what reaches down to the base; None where the way is clear."""
-    skipped = set(skip)
-    boxes = [o for o in known if o.name not in skipped and o.has_box and o.bottom < BASE_HEIGHT_M]
-    for pose in sweep:
-        for box in boxes:
-            c, s = math.cos(box.yaw), math.sin(box.yaw)
-            dx, dy = pose.x - box.x, pose.y - box.y
-            lx, ly = c * dx + s * dy, -s * dx + c * dy            # in the box's frame
-            ox = max(abs(lx) - box.size[0] / 2, 0.0)
-            oy = max(abs(ly) - box.size[1] / 2, 0.0)
-            if math.hypot(ox, oy) < radius:
-                return box.name
-    return None
 
 
 def plans(joint: Joint, goal: float) -> list[list[tuple[bool, float]]]:

@@ -152,6 +152,17 @@ class Arm(Protocol):
         """What ``link``'s hand now holds (None: nothing), to be kept clear of things with it."""
 
 
+    def shoulder(self, link: str) -> Optional[tuple[float, float]]:
+        """Where ``link``'s arm starts, x and y in the base's frame (None: not known)."""
+
+    def hand_position(self, link: str) -> Optional[tuple[float, float, float]]:
+        """Where ``link`` is now, in the base's frame (None: not known)."""
+
+    def reaches(self, link: str, poses: Sequence[Pose], base: Pose) -> Optional[bool]:
+        """Whether the hand would reach ``poses`` in turn from a base standing at ``base`` (None:
+        cannot be told; the skills then find out by moving)."""
+
+
 class Gripper(Protocol):
     def command(self, hand: str, position: float, max_effort: float, cancel: Callable[[], bool]) -> Grip: ...
 
@@ -291,6 +302,18 @@ class MoveItArm:
 
     def hold(self, link: str, thing: Optional[HeldBox]) -> None:
         """Not passed on: MoveIt's attached objects are its planning scene's (not set up here)."""
+
+    def shoulder(self, link: str) -> Optional[tuple[float, float]]:
+        """Not asked of MoveIt: where to stand is then found by moving there and planning."""
+        return None
+
+    def hand_position(self, link: str) -> Optional[tuple[float, float, float]]:
+        """Not asked of MoveIt here (its planning scene knows)."""
+        return None
+
+    def reaches(self, link: str, poses: Sequence[Pose], base: Pose) -> Optional[bool]:
+        """Not asked of MoveIt (its IK plans from where the base stands now)."""
+        return None
 
     def _execute(self, group: str, trajectory, cancel, where: str) -> Optional[Problem]:
         manager = self._execution_manager()

@@ -113,3 +113,12 @@ def _rim_grasps(obj: SeenObject, size: tuple[float, float, float], toward: float
 def _nearest(yaw: float, toward: float) -> float:
     """``yaw`` wrapped to within pi of ``toward`` (the hand turned the short way)."""
     return toward + math.remainder(yaw - toward, 2 * math.pi)
+
+
+def cap_yaws(obj: SeenObject, robot_xy: tuple[float, float]) -> list[float]:
+    """Headings of a hand from above that take a thing's top between its fingers: across each
+    horizontal side of its box (a round cap: any), turned the short way from the robot, then the
+    other way round (the same grip with the wrist half a turn on: room to turn it the other way)."""
+    toward = math.atan2(obj.y - robot_xy[1], obj.x - robot_xy[0])
+    near = [_nearest(obj.yaw + a * math.pi / 2 + math.pi / 2, toward) for a in (0, 1)]
+    return near + [yaw + math.pi for yaw in near]

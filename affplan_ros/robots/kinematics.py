@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 import mink
 import mujoco
@@ -121,6 +121,11 @@ class RobotKinematics:
             body = int(self.model.body_parentid[body])
         return out[::-1]
 
+    def link_of(self, joint: str) -> str:
+        """The link ``joint`` moves (the URDF joint's child)."""
+        self._joint(joint)
+        return self.model.body(int(self.model.jnt_bodyid[self.model.joint(joint).id])).name
+
     def _joint(self, name: str) -> None:
         if name not in self._qadr:
             raise KinematicsError(f"the robot description has no joint {name!r}")
@@ -199,6 +204,18 @@ class RobotKinematics:
         else:
             solution.ok = True
         return solution
+
+    def reaches(self, frame: str, targets: Sequence[np.ndarray], start: Mapping[str, float],
+                moving: Sequence[str]) -> Optional[dict[str, float]]:
+        """The joints at the last of ``targets`` (4x4 poses in the root frame) where ``frame``
+        reaches each in turn from ``start``, within the joint limits; obstacles and the robot
+        itself are left out (a motion's planning checks those). None where it does not."""
+        for target in targets:
+            solution = self.solve(frame, target[:3, 3], target[:3, :3], start, moving, avoid=False)
+            if not solution.ok:
+                return None
+            start = {**start, **solution.joints}
+        return {n: start[n] for n in moving}
 
     # -- collisions --------------------------------------------------------------------------------
     def _touching(self, q: np.ndarray) -> set[tuple[int, int]]:

@@ -11,6 +11,12 @@ from affplan_ros.robots.poses import SeenObject
 SPOT_STEP = 0.03        # m between the candidate spots on a surface
 SPOT_GAP = 0.03         # m kept between what is put down and what stands there already
 EDGE_INSET = 0.04       # m kept from a surface's edges, besides the thing's own half width
+BASE_HEIGHT_M = 0.4     # what reaches lower than this is in the base's way
+# Where the base may stand to reach a point on something: along each face, from straight in front
+# of the point (m), and turned from facing the face (rad). Turned side on, the arm's shoulder
+# (beside the torso) comes forward, as a person turns a shoulder to reach across a counter.
+STAND_SHIFTS_M = (0.0, 0.15, -0.15, 0.3, -0.3)
+STAND_TURNS_RAD = (0.0, 0.6, -0.6, 1.2, -1.2, 1.57, -1.57)
 
 
 def _faces(box: SeenObject):
@@ -64,6 +70,53 @@ def line_up(support: SeenObject, point: tuple[float, float], distance: float,
     x = support.x + wx * (half + distance) + tx * along
     y = support.y + wy * (half + distance) + ty * along
     return Pose(x, y, 0.0, math.atan2(-wy, -wx), support.frame)
+
+
+def stands_around(support: SeenObject, point: tuple[float, float], distance: float,
+                  facing: Optional[tuple[float, float]] = None) -> list[Pose]:
+    """Base poses ``distance`` from each face of ``support`` (``facing``: only the face whose
+    outward normal is nearest that direction, a fridge's open front), along it near ``point``
+    (``STAND_SHIFTS_M``, within its width) and turned from facing it (``STAND_TURNS_RAD``); the
+    faces nearest ``point`` first. Which of them the arm reaches from is the arm's to tell."""
+    faces = list(_faces(support))
+    if facing is not None:
+        faces = [max(faces, key=lambda f: f[0] * facing[0] + f[1] * facing[1])]
+    else:
+        # By how far the point is from each face (its depth behind it).
+        faces.sort(key=lambda f: f[2] - ((point[0] - support.x) * f[0] + (point[1] - support.y) * f[1]))
+    out = []
+    for wx, wy, half, across in faces:
+        tx, ty = -wy, wx
+        along = (point[0] - support.x) * tx + (point[1] - support.y) * ty
+        seen: list[float] = []
+        for shift in STAND_SHIFTS_M:
+            at = max(-across, min(across, along + shift))
+            if any(abs(at - a) < 0.05 for a in seen):
+                continue
+            seen.append(at)
+            x = support.x + wx * (half + distance) + tx * at
+            y = support.y + wy * (half + distance) + ty * at
+            out += [Pose(x, y, 0.0, math.atan2(-wy, -wx) + turn, support.frame) for turn in STAND_TURNS_RAD]
+    return out
+
+
+def first_in_the_way(sweep: Iterable[Pose], radius: float, known: Iterable[SeenObject],
+                     skip: Iterable[str] = ()) -> Optional[str]:
+    """The first thing whose box the base (a disc of ``radius``) would meet along ``sweep``, of
+    what reaches down to the base; None where the way is clear."""
+    skipped = set(skip)
+    boxes = [o for o in known if o.name not in skipped and o.has_box and o.bottom < BASE_HEIGHT_M]
+    for pose in sweep:
+        for box in boxes:
+            c, s = math.cos(box.yaw), math.sin(box.yaw)
+            dx, dy = pose.x - box.x, pose.y - box.y
+            lx, ly = c * dx + s * dy, -s * dx + c * dy            # in the box's frame
+            ox = max(abs(lx) - box.size[0] / 2, 0.0)
+            oy = max(abs(ly) - box.size[1] / 2, 0.0)
+            if math.hypot(ox, oy) < radius:
+                return box.name
+    return None
+
 
 
 def support_of(thing: SeenObject, known: Iterable[SeenObject], tolerance: float = 0.05) -> Optional[SeenObject]:
@@ -148,6 +201,28 @@ def spots_inside(container: SeenObject, inner: tuple[float, float, float], footp
     near = (container.x + c * u - s * v, container.y + s * u + c * v)
     middle = (container.x, container.y)
     return [near, middle] if math.hypot(near[0] - middle[0], near[1] - middle[1]) > 0.01 else [middle]
+
+
+def set_down_poses(grasp: Pose, seen: SeenObject, above_bottom: float, turn: float, spot: tuple[float, float],
+                   floor: float, base_yaw: float) -> list[Pose]:
+    """The hand's poses that set a thing down with its middle at ``spot`` and its bottom on
+    ``floor``, from a base heading ``base_yaw``. It was taken with the hand at ``grasp``
+    (``above_bottom`` over its bottom, heading ``turn`` from the base's heading then) where it was
+    ``seen``. First the hand as it was at the grasp, seen from the base (a pose the arm reached
+    then), the thing turned about the vertical with the base (what stands on a surface may turn);
+    then turned half round, and for a round thing a quarter either way: it stands the same. A
+    hand leaning or level keeps its heading. A thing held off its middle (a bowl by its rim)
+    turns round the hand."""
+    turns = (0.0, math.pi, math.pi / 2, -math.pi / 2) if abs(seen.size[0] - seen.size[1]) < 0.01 else (0.0, math.pi)
+    z = floor + above_bottom + 0.01
+    dx, dy = seen.x - grasp.x, seen.y - grasp.y          # the thing's middle from the hand, as taken
+    out = []
+    for extra in turns if grasp.pitch > 1.2 else (0.0,):
+        yaw = base_yaw + turn + extra
+        c, s = math.cos(yaw - grasp.yaw), math.sin(yaw - grasp.yaw)
+        out.append(Pose(spot[0] - (c * dx - s * dy), spot[1] - (s * dx + c * dy), z, yaw, grasp.frame, grasp.roll,
+                        grasp.pitch))
+    return out
 
 
 def contains_xy(box: SeenObject, x: float, y: float) -> bool:

@@ -25,7 +25,7 @@ import math
 import time
 from dataclasses import dataclass
 from functools import partial
-from typing import Callable, Optional
+from typing import Callable, Optional, Sequence
 
 import numpy as np
 from rclpy.action import ActionServer, CancelResponse
@@ -42,18 +42,21 @@ from affplan_ros.interfaces import interface_types
 from affplan_ros.nodes.base import LOCATION_PARAMS, parse_locations, run_node
 from affplan_ros.nodes.convert import failure_to_msg, skill_goal_problem
 from affplan_ros.nodes.params import Param, declare_params
-from affplan_ros.robots.doors import carried, first_in_the_way, front, moved_to, plans, pull, sweep
+from affplan_ros.robots.doors import carried, front, moved_to, plans, pull, sweep
 from affplan_ros.robots.drivers import CANCELED, DriverUnavailable, Grip, HeldBox, Pose, Problem
-from affplan_ros.robots.grasping import Grasp, grasps
+from affplan_ros.robots.grasping import Grasp, cap_yaws, grasps
 from affplan_ros.robots.places import (
     container_of,
     contains,
     contains_xy,
+    first_in_the_way,
     free_spots,
     line_up,
     obstacles_around,
+    set_down_poses,
     spots_inside,
     standing_places,
+    stands_around,
     support_of,
 )
 from affplan_ros.robots.poses import FixedPoses, Joint, OraclePoses, PoseSource, SeenObject
@@ -61,6 +64,17 @@ from affplan_ros.robots.pouring import mouth_in_hand, tips
 
 OPEN, CLOSED = 0.08, 0.0        # gripper positions (m)
 LINE_UP_MIN_M = 0.1             # a base move shorter than this to stand in front of something is not worth it
+STAND_CHECKS = 16               # standing places whose reach the arm's IK checks, at most, before a move
+STANDS_TRIED = 3                # of those it reaches from, how many Nav2 is asked for in turn
+STAND_REACH_M = 0.5             # m from the shoulder (across the floor) the arm works best
+TURN_COST_M = 0.1               # m of the shoulder's distance to the work a rad of turning away from it costs
+RIM_DROP_M = 0.03               # m above a container's rim a thing is let go where its floor is out of reach
+# Where a hand is carried while the base moves: ahead of the base's centre and to its own side (m).
+CARRY_AHEAD_M, CARRY_SIDE_M = 0.3, 0.25
+CARRY_NEAR_M = 0.1              # a hand this near its carrying place stays where it is
+CAP_TURN_RAD = 1.4              # a screw cap is turned this far (a bit less than half a turn) ...
+CAP_DEPTH_M = 0.02              # ... held this far below the container's top ...
+CAP_APPROACH_M = 0.06           # ... by a hand coming down from this far above it
 HANDOVER_FROM_PERSON_M = 0.45   # a thing is held out no further than this from the person (within their arm's reach)
 FACE_PERSON_RAD = 0.5           # the base turns to a person further off its heading than this before a handover
 OPENED_FRACTION = 0.7           # of its range, a door or drawer is open (the arm fits in) ...
@@ -76,6 +90,10 @@ class Held:
     above_bottom: float
     seen: SeenObject
     turn: float = 0.0     # the hand's yaw at the grasp less the base's: a put-down turns it as the base turned
+
+
+def _set_down(held: Held, spot: tuple[float, float], floor: float, base_yaw: float) -> list[Pose]:
+    return set_down_poses(held.grasp.pose, held.seen, held.above_bottom, held.turn, spot, floor, base_yaw)
 
 
 PARAMS = (
@@ -125,6 +143,8 @@ PARAMS = (
           "handle, holds a thing out)"),
     Param("reach_ahead_m", 0.55, "how far ahead of the base the hands work best (put-down spots nearest it "
           "first)", above=0),
+    Param("carry_height_m", 1.0, "how high above the floor the hands are carried while the base moves (above "
+          "the tables it passes)", above=0),
     Param("arm_space_m", 1.4, "what the pose source knows within this of the base is kept clear of by the arm",
           above=0),
     Param("hold_out_m", 0.5, "how far ahead of the base a thing is held out to a person", above=0),
@@ -173,6 +193,7 @@ class RobotSkillsNode(Node):
         self.handle_lateral = dict(zip(self.hands, map(float, p.handle_lateral_m)))
         self.omnidirectional, self.follow_path_action = p.base_omnidirectional, p.follow_path_action
         self.reach_ahead, self.arm_space, self.door_open = p.reach_ahead_m, p.arm_space_m, p.door_open_rad
+        self.carry_height = p.carry_height_m
         self.hold_out, self.handover_height, self.handover_wait = p.hold_out_m, p.handover_height_m, p.handover_wait_s
         try:
             self.objects = load_object_table(p.objects_file or None)
@@ -297,6 +318,7 @@ class RobotSkillsNode(Node):
         if pose is None and goal.to_location in self.locations:
             x, y, yaw = self.locations[goal.to_location]
             pose = Pose(x, y, 0.0, yaw)
+        self._fold(cancel)
         if pose is not None:
             return self._problem(what, self.navigator.go_to(pose, self.nav_timeout, cancel),
                                  "check the map and obstacles")
@@ -374,9 +396,10 @@ class RobotSkillsNode(Node):
             support = support_of(seen, known)   # the goal's support is what it lies in (a fridge)
         around = container_of(seen, known)     # what it lies in: the robot steps in front of its opening
         self.arm.keep_clear(self._clear_around(known, skip=[goal.object], thing=seen))
-        candidates = grasps(seen, self._class_of(seen), self.max_opening, self._robot_xy(),
-                            support.top if support is not None and contains_xy(support, seen.x, seen.y) else None,
-                            self.approach)
+        floor = support.top if support is not None and contains_xy(support, seen.x, seen.y) else None
+        ways = partial(grasps, seen, self._class_of(seen), self.max_opening, support_top=floor,
+                       approach_m=self.approach)
+        candidates = ways(self._robot_xy())
         failure = self._steps(what, cancel, lambda: self._release(hand, cancel))
         if failure is not None:
             return failure
@@ -384,13 +407,12 @@ class RobotSkillsNode(Node):
         if failure is not False:
             return failure
         moved = self._step_in_front(around if around is not None and around.joint is not None else support,
-                                    (seen.x, seen.y), what, cancel)
+                                    (seen.x, seen.y), what, cancel, hand,
+                                    lambda base: [[g.approach, g.pose] for g in ways((base.x, base.y))])
         if isinstance(moved, Failure):
             return moved
         if moved:   # nearer now: the grasps again, from where the base stands
-            candidates = grasps(seen, self._class_of(seen), self.max_opening, self._robot_xy(),
-                                support.top if support is not None and contains_xy(support, seen.x, seen.y) else None,
-                                self.approach)
+            candidates = ways(self._robot_xy())
             failure, missed = self._try_grasps(goal, seen, hand, candidates, what, cancel)
             if failure is not False:
                 return failure
@@ -399,28 +421,97 @@ class RobotSkillsNode(Node):
                        + "; ".join(missed[:3]), f"stand closer to {goal.object} or clear what is around it",
                        recoverable=True, cause=Cause.UNREACHABLE)
 
-    def _step_in_front(self, support: Optional[SeenObject], point: tuple[float, float], what: str,
-                       cancel) -> "bool | Failure":
-        """Out of reach from where the base stands: it moves (Nav2) in front of ``point`` at the
-        support's face nearest to it, else at the face nearest the robot, where it has not stood
-        yet. True when it moved."""
+    def _step_in_front(self, support: Optional[SeenObject], point: tuple[float, float], what: str, cancel,
+                       hand: Optional[str] = None, targets=None) -> "bool | Failure":
+        """Out of reach from where the base stands: it moves (Nav2) where the arm reaches. With
+        ``hand`` and ``targets`` (a base pose -> the hand's ways to the work from there, each a
+        list of poses in turn), the places around ``support`` the arm's IK reaches one of them
+        from; where that cannot be told, in front of ``point`` at the support's face nearest to
+        it, else at the face nearest the robot. True when it moved."""
         if support is None or not support.has_box:
             return False
-        x, y = self._robot_xy()
+        x, y, yaw = self._robot_pose()
         distance = self.base_radius + self.standoff
-        if support.joint is not None:   # a fridge's or cupboard's front: its way in, wherever the robot stands
-            places = [line_up(support, point, distance, (x, y), front(support.joint))]
-        else:
-            places = [line_up(support, point, distance, point), line_up(support, point, distance, (x, y))]
+        facing = front(support.joint) if support.joint is not None else None
+        places = self._stands_that_reach(support, point, distance, facing, hand, targets) \
+            if hand is not None and targets is not None else None
+        if places is None:
+            places = [line_up(support, point, distance, (x, y), facing)] if facing is not None \
+                else [line_up(support, point, distance, point), line_up(support, point, distance, (x, y))]
+            places = [p for p in places if math.hypot(p.x - x, p.y - y) >= LINE_UP_MIN_M]
+        self._fold(cancel)
         for place in places:
-            if math.hypot(place.x - x, place.y - y) < LINE_UP_MIN_M:
-                continue
             problem = self.navigator.go_to(place, self.nav_timeout, cancel)
             if problem is not None and problem.canceled:
                 return self._problem(what, problem)
             if problem is None:
                 return True
         return False
+
+    def _fold(self, cancel) -> None:
+        """Before the base moves: each hand that holds something comes in beside the body at
+        ``carry_height_m`` (holding it as it was taken), so that turning and driving do not
+        sweep it through what stands on a table or counter. A hand the arm cannot bring there
+        stays where it is (the base's move is still tried); an empty hand stays where it is."""
+        x, y, yaw = self._robot_pose()
+        c, s = math.cos(yaw), math.sin(yaw)
+        for hand, held in self.held.items():
+            link = self.links[hand]
+            shoulder, now = self.arm.shoulder(link), self.arm.hand_position(link)
+            if shoulder is None or now is None:
+                continue
+            ahead, side = CARRY_AHEAD_M, math.copysign(CARRY_SIDE_M, shoulder[1])
+            if math.hypot(now[0] - ahead, now[1] - side) < CARRY_NEAR_M:
+                continue
+            g = held.grasp.pose
+            pose = Pose(x + c * ahead - s * side, y + s * ahead + c * side, self.carry_height, yaw + held.turn,
+                        self.map_frame, g.roll, g.pitch)
+            self.arm.keep_clear(self._clear_around())
+            problem = self.arm.move_to(self.groups[hand], pose, link, cancel)
+            if problem is not None and not problem.canceled:
+                self.get_logger().info(f"the {hand} hand stays out: {problem.why}")
+
+    def _stands_that_reach(self, support: SeenObject, point: tuple[float, float], distance: float,
+                           facing, hand: str, targets) -> Optional[list[Pose]]:
+        """Up to ``STANDS_TRIED`` free places around ``support`` from which the arm's IK reaches
+        one of ``targets``' ways, the arm's shoulder nearest ``STAND_REACH_M`` from ``point``
+        first, facing it rather than turned; None where the arm cannot tell (the skills then line
+        up in front of it)."""
+        link = self.links[hand]
+        shoulder = self.arm.shoulder(link)
+        if shoulder is None:
+            return None
+        x, y, yaw = self._robot_pose()
+        known = self.poses.everything()
+        skip = [*self.holding.values(), *self.skip_names, support.name]
+
+        def shoulder_distance(base: Pose) -> float:
+            c, s = math.cos(base.yaw), math.sin(base.yaw)
+            return math.hypot(base.x + c * shoulder[0] - s * shoulder[1] - point[0],
+                              base.y + s * shoulder[0] + c * shoulder[1] - point[1])
+
+        bases = [b for b in stands_around(support, point, distance, facing)
+                 if math.hypot(b.x - x, b.y - y) >= LINE_UP_MIN_M or abs(math.remainder(b.yaw - yaw, math.tau)) > 0.3]
+        # The arm works best neither stretched nor folded (a folded arm has no room for what comes
+        # next: a lift, a pour); a turned base works it near its limits and sees the work from
+        # aside: facing the work wins unless turning brings the shoulder TURN_COST_M per rad nearer.
+        bases.sort(key=lambda b: abs(shoulder_distance(b) - STAND_REACH_M) + TURN_COST_M * abs(math.remainder(
+            b.yaw - math.atan2(point[1] - b.y, point[0] - b.x), math.tau)))
+        out, checked = [], 0
+        for base in bases:
+            if checked == STAND_CHECKS or len(out) == STANDS_TRIED:
+                break
+            if first_in_the_way([base], self.base_radius, known, skip=skip) is not None:
+                continue
+            checked += 1
+            for way in targets(base):
+                reached = self.arm.reaches(link, way, base)
+                if reached is None:
+                    return None
+                if reached:
+                    out.append(base)
+                    break
+        return out
 
     def _clear_around(self, known: Optional[list] = None, skip=(), thing: Optional[SeenObject] = None) -> list:
         """The boxes the pose source knows within ``arm_space_m`` of the base (not what the robot
@@ -524,31 +615,47 @@ class RobotSkillsNode(Node):
         skip = [*self.holding.values(), *self.skip_names]
         props = self._class_of(target)
         into = goal.relation == "in" and props is not None and props.inner is not None
-        if into:   # on its floor, as near the arm's best reach as its walls let it
-            spots = spots_inside(target, props.inner, max(held.seen.size[:2]) / 2, self._reach_xy())
-            floor = target.bottom + max(target.size[2] - props.inner[2], 0.0)
+        footprint = max(held.seen.size[:2]) / 2
+        if into:   # on its floor, as near the arm's best reach as its walls let it; else let go over its rim
+            spots_near = partial(spots_inside, target, props.inner, footprint)
+            floors = (target.bottom + max(target.size[2] - props.inner[2], 0.0),)
+            if target.joint is None:    # open at the top (a bowl, a box; not a fridge)
+                floors += (target.top + RIM_DROP_M,)
         else:
-            spots = free_spots(target, max(held.seen.size[:2]) / 2, known, self._reach_xy(), skip=skip)
-            floor = target.top
+            spots_near = partial(free_spots, target, footprint, known, skip=skip)
+            floors = (target.top,)
+        spots = spots_near(self._reach_xy())
         if not spots:
             return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"no free space on {goal.target} for "
                            f"{goal.object}", f"clear a spot on {goal.target}", recoverable=True,
                            cause=Cause.NO_FREE_SPACE)
-        # Onto it: its box is in the way below the hand; into it: the hand goes in (its walls are not known).
-        self.arm.keep_clear(self._clear_around(known, skip=[goal.target] if into else []))
-        failure, missed = self._try_spots(hand, held, spots, floor, what, cancel)
+        # Its box is in the way on the way there; into it, the hand then goes down in (its walls
+        # are not known: its box is left out for that line).
+        clear = (lambda: self._clear_around(known), lambda: self._clear_around(known, skip=[goal.target])) if into \
+            else (lambda: self._clear_around(known),) * 2
+        failure, missed = self._try_spots(hand, held, spots, floors, what, cancel, clear, target.top)
         if failure is False:
-            # In front of the spot at the face of what the target stands on (a bowl or a cutting
-            # board on a table), of the target itself (a counter), or of a fridge's opening.
+            # Where the arm reaches a spot: round what the target stands on (a bowl or a cutting
+            # board on a table), round the target itself (a counter), or before a fridge's opening.
             stand_at = target if target.joint is not None else (support_of(target, known) or target)
-            moved = self._step_in_front(stand_at, spots[0], what, cancel)
+
+            aim = spots[0]
+
+            def toward_aim(x: float, y: float) -> tuple[float, float]:
+                """The point ``reach_ahead_m`` from a base at (x, y) towards the first spot."""
+                heading = math.atan2(aim[1] - y, aim[0] - x)
+                return x + self.reach_ahead * math.cos(heading), y + self.reach_ahead * math.sin(heading)
+
+            def ways(base: Pose) -> list[list[Pose]]:
+                return [[pose.offset(dz=self.approach), pose] for x, y in spots_near(toward_aim(base.x, base.y))[:2]
+                        for floor in floors for pose in _set_down(held, (x, y), floor, base.yaw)]
+
+            moved = self._step_in_front(stand_at, aim, what, cancel, hand, ways)
             if isinstance(moved, Failure):
                 return moved
             if moved:   # nearer now: the spots again, nearest where the arm reaches from here
-                spots = (spots_inside(target, props.inner, max(held.seen.size[:2]) / 2, self._reach_xy()) if into
-                         else free_spots(target, max(held.seen.size[:2]) / 2, known, self._reach_xy(), skip=skip))
-                self.arm.keep_clear(self._clear_around(known, skip=[goal.target] if into else []))
-                failure, missed = self._try_spots(hand, held, spots, floor, what, cancel)
+                spots = spots_near(toward_aim(*self._robot_xy()))
+                failure, missed = self._try_spots(hand, held, spots, floors, what, cancel, clear, target.top)
         if failure is not False:
             if failure is None:
                 self._let_go(hand)
@@ -562,20 +669,22 @@ class RobotSkillsNode(Node):
         self.held.pop(hand, None)
         self.arm.hold(self.links[hand], None)
 
-    def _try_spots(self, hand: str, held: "Held", spots, floor: float, what: str, cancel):
-        """(Failure or None: the put-down ended so; False: no spot could be reached, and why)."""
-        group, link, g = self.groups[hand], self.links[hand], held.grasp.pose
-        # The hand as it was at the grasp, seen from the base (a pose the arm reached then), the
-        # thing turned about the vertical with the base (what stands on a surface may turn); then
-        # turned half round, and for a round thing a quarter either way: it stands the same.
-        yaw = self._robot_pose()[2] + held.turn
-        size = held.seen.size
-        turns = (0.0, math.pi, math.pi / 2, -math.pi / 2) if abs(size[0] - size[1]) < 0.01 else (0.0, math.pi)
+    def _try_spots(self, hand: str, held: "Held", spots, floors: Sequence[float], what: str, cancel,
+                   clear, top: float):
+        """(Failure or None: the put-down ended so; False: no spot could be reached, and why).
+        ``clear``: what the arm keeps clear of on its way above a spot, and on its line down to
+        a thing's bottom below ``top`` (into a container)."""
+        group, link = self.groups[hand], self.links[hand]
+        above, down = clear[0](), clear[1]()
         missed = []
         for x, y in spots:
-            for turn in turns if g.pitch > 1.2 else (0.0,):    # a hand leaning or level keeps its heading
-                pose = Pose(x, y, floor + held.above_bottom + 0.01, yaw + turn, g.frame, g.roll, g.pitch)
-                problem = self._reach(group, link, cancel, (pose.offset(dz=self.approach), False), (pose, True))
+            poses = [p for floor in floors for p in _set_down(held, (x, y), floor, self._robot_pose()[2])]
+            for pose in poses:
+                self.arm.keep_clear(above)
+                problem = self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel)
+                if problem is None:
+                    self.arm.keep_clear(down if pose.z - held.above_bottom < top else above)
+                    problem = self.arm.move_to(group, pose, link, cancel, line=True)
                 if problem is not None and self._ends_skill(problem):
                     return self._problem(what, problem), missed
                 if problem is None:
@@ -594,6 +703,9 @@ class RobotSkillsNode(Node):
         seen = None if goal.handle_pose else self.poses.find(goal.object)
         if seen is not None and seen.joint is not None:
             return self._articulate(seen, pull < 0, what, cancel)
+        props = self._class_of(seen) if seen is not None and seen.has_box else None
+        if props is not None and props.articulation == "lid":
+            return self._turn_lid(seen, hand, pull < 0, what, cancel)
         pose = self._pose(goal.object, goal.handle_pose)
         if pose is None:
             return Failure(FailureCode.NOT_FOUND, what, f"{what} failed", f"no handle pose for {goal.object}",
@@ -605,6 +717,69 @@ class RobotSkillsNode(Node):
                            lambda: self._close_on(hand, f"the handle of {goal.object}", what, cancel),
                            lambda: self.arm.move_to(group, pose.offset(dx=pull), link, cancel),
                            lambda: self._release(hand, cancel))
+
+    def _turn_lid(self, seen: SeenObject, hand: str, opening: bool, what: str, cancel) -> Optional[Failure]:
+        """A screw cap: the hand comes down on the container's top, closes on the cap, turns it a
+        little less than half a turn (anticlockwise seen from above to open it), lets go and goes
+        back up; the pose source then says whether the lid is off (on). Out of reach from where
+        the base stands, it first moves where the arm's IK reaches the cap."""
+        if seen.name in self.holding.values():
+            return Failure(FailureCode.PRECONDITION, what, f"{what} failed", f"{self.robot_name} holds {seen.name}: "
+                           "a cap turns only while the container stands still", f"put {seen.name} down first",
+                           recoverable=True, cause=Cause.HAND_FULL)
+        if seen.open_fraction >= 0 and (seen.open_fraction >= 0.5) == opening:
+            return None      # its lid is off (on) already
+        group, link = self.groups[hand], self.links[hand]
+        turn = CAP_TURN_RAD if opening else -CAP_TURN_RAD
+
+        def holds(at_xy: tuple[float, float], thing: SeenObject) -> list[list[Pose]]:
+            out = []
+            for yaw in cap_yaws(thing, at_xy):
+                at = Pose(thing.x, thing.y, thing.top - CAP_DEPTH_M, yaw, thing.frame, pitch=math.pi / 2)
+                out.append([at.offset(dz=CAP_APPROACH_M), at,
+                            Pose(at.x, at.y, at.z, yaw + turn, at.frame, pitch=at.pitch)])
+            return out
+
+        missed: list[str] = []
+        for attempt in range(2):
+            if attempt == 1:
+                moved = self._step_in_front(support_of(seen, self.poses.everything()), (seen.x, seen.y), what,
+                                            cancel, hand, lambda base: holds((base.x, base.y), seen))
+                if isinstance(moved, Failure):
+                    return moved
+                if not moved:
+                    break
+            self.arm.keep_clear(self._clear_around(skip=[seen.name]))
+            for above, at, turned in holds(self._robot_xy(), seen):
+                problem = self._reach(group, link, cancel, (above, False), (at, True))
+                if problem is not None:
+                    if self._ends_skill(problem):
+                        return self._problem(what, problem)
+                    missed.append(problem.why)
+                    continue
+                failure = self._steps(what, cancel, partial(self._close_on, hand, f"the cap of {seen.name}", what,
+                                                            cancel),
+                                      partial(self.arm.move_to, group, turned, link, cancel, line=True),
+                                      lambda: self._release(hand, cancel),
+                                      partial(self.arm.move_to, group, turned.offset(dz=CAP_APPROACH_M), link, cancel,
+                                              line=True))
+                if failure is not None and failure.cause in (Cause.UNREACHABLE, Cause.BLOCKED):
+                    # The wrist had no room to turn this way round: let go, back up, the next heading.
+                    self._release(hand, cancel)
+                    self.arm.move_to(group, above, link, cancel, line=True)
+                    missed.append(f"turning the cap: {failure.why}")
+                    continue
+                if failure is not None:
+                    self._release(hand, cancel)
+                    return failure
+                after = self.poses.find(seen.name)
+                if after is not None and (after.open_fraction >= 0.5) == opening:
+                    return None
+                return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"the cap of {seen.name} did not turn "
+                               f"{'off' if opening else 'on'} with the hand", f"look at {seen.name} and try again",
+                               recoverable=True, cause=Cause.DID_NOT_OPEN)
+        return self._unreachable(what, f"no arm reaches the top of {seen.name}", missed,
+                                 f"stand closer to {seen.name}")
 
     def _close(self, goal, cancel) -> Optional[Failure]:
         return self._open(goal, cancel, pull=0.3)

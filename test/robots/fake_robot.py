@@ -33,6 +33,15 @@ class FakeArm:
     def hold(self, link, thing):
         log(driver="arm", hold=thing.name if thing else None)
 
+    def shoulder(self, link):
+        return None     # as MoveIt's driver: where to stand is found by moving
+
+    def reaches(self, link, poses, base):
+        return None
+
+    def hand_position(self, link):
+        return None
+
 
 class FakeGripper:
     """Closing always finds something 4 cm wide between the fingers (the ROS stand-in in

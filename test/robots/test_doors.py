@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from affplan_ros.robots.doors import carried, first_in_the_way, moved_to, outward, pull
+from affplan_ros.robots.doors import carried, moved_to, outward, pull
+from affplan_ros.robots.places import first_in_the_way
 from affplan_ros.robots.poses import Joint, SeenObject
 
 # A fridge facing +y, hinged at its right edge (x = 0.3), the handle near the left edge: opening

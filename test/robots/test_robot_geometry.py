@@ -165,3 +165,48 @@ def test_a_thing_goes_into_a_bowl_as_near_the_arm_as_its_walls_let_it():
     # towards the reach point, kept 0.09 - 0.035 - 0.03 = 0.025 m inside along each of its axes
     assert near[0] < 1.0 and math.hypot(near[0] - 1.0, near[1]) <= 0.025 * math.sqrt(2) + 1e-9
     assert spots_inside(bowl, (0.08, 0.08, 0.06), 0.035, (0.4, 0.0)) == [(1.0, 0.0)]   # no room to spare
+
+
+def test_turned_side_on_the_arm_reaches_the_middle_of_a_deep_table(kin):
+    """A spot 0.36 m in from a table's front is beyond the left hand pointing down from a base
+    facing the table; among the standing places round it, one turned side on reaches it."""
+    from affplan_ros.robots.drivers import Pose
+    from affplan_ros.robots.places import stands_around
+
+    tcp, arm = "gripper_left_grasping_frame", ["torso_lift_joint"] + [f"arm_left_{i}_joint" for i in range(1, 8)]
+    start = dict(zip(arm, (0.3, 0.0, -1.4, 0.0, 2.2, 0.0, 0.77, 0.0)))
+    table = SeenObject("table0", 0.0, 0.0, 0.375, 0.0, (1.2, 0.8, 0.75))
+    spot = (0.0, -0.04)     # 0.36 m in from the face at y = -0.4
+    kin.set_obstacles([])
+
+    def reaches(base: Pose) -> bool:
+        hand = Pose(*spot, 0.93, base.yaw, pitch=math.pi / 2)
+        to_base = np.linalg.inv(base.matrix())
+        return kin.reaches(tcp, [to_base @ hand.offset(dz=0.12).matrix(), to_base @ hand.matrix()], start,
+                           arm) is not None
+
+    stands = stands_around(table, spot, 0.37, None)
+    assert len({(round(p.x, 2), round(p.y, 2)) for p in stands}) >= 5 and len(stands) % 7 == 0
+    facing = stands[0]
+    assert (facing.x, facing.y) == pytest.approx((0.0, -0.4 - 0.37)) and math.sin(facing.yaw) == pytest.approx(1.0)
+    assert not reaches(facing)
+    assert any(reaches(p) for p in stands[:21] if abs(math.remainder(p.yaw - math.pi / 2, math.tau)) > 1.0)
+
+
+def test_a_bowl_held_by_its_rim_is_set_down_with_its_middle_on_the_spot():
+    """Turned with the base a quarter turn, the hand on the rim goes round the bowl's middle."""
+    from affplan_ros.robots.drivers import Pose
+    from affplan_ros.robots.places import set_down_poses
+
+    bowl = SeenObject("bowl0", 1.0, 0.0, 0.8, 0.0, (0.2, 0.2, 0.09))
+    rim = Pose(0.9, 0.0, 0.82, math.pi / 2, pitch=math.pi / 2)     # the hand on the wall nearest the robot
+    for base_yaw in (0.0, math.pi / 2, -1.2):
+        poses = set_down_poses(rim, bowl, 0.07, math.pi / 2, (2.0, 1.0), 0.9, base_yaw)
+        assert len(poses) == 4, "round: turned half round and a quarter either way too"
+        for pose in poses:
+            turned = pose.yaw - rim.yaw
+            middle = (pose.x + math.cos(turned) * 0.1, pose.y + math.sin(turned) * 0.1)
+            assert middle == pytest.approx((2.0, 1.0), abs=1e-9)
+            assert pose.z == pytest.approx(0.9 + 0.07 + 0.01)
+    side = Pose(1.0, 0.0, 0.8, 0.0)     # a level hand keeps its heading: one pose
+    assert len(set_down_poses(side, bowl, 0.04, 0.0, (2.0, 1.0), 0.9, 0.3)) == 1
