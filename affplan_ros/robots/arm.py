@@ -30,7 +30,7 @@ TRAJECTORY_SLACK_S = 10.0   # a controller may take this much longer than its tr
 # and check for themselves whether the hand was where it had to be).
 GOAL_TOLERANCE = 0.1        # rad (m for the torso)
 GOAL_TIME_S = 2.0
-SEEDS_KEPT = 4              # an arm's latest reach-check solutions kept as starts for the motion's IK
+SEEDS_KEPT = 9              # an arm's latest reach-check solutions kept as starts for the motion's IK
 
 
 @dataclass(frozen=True)
@@ -225,8 +225,8 @@ class BuiltinArm:
         start, names = self.joints(), self.arm_joints(kin, link)
         with self._lock:
             joints = kin.reaches(link, [to_there @ pose.matrix() for pose in poses], start, names)
-            if joints is not None:      # where the arm would be there: a start for the motion's IK
-                self._seeds[link] = [joints, *self._seeds.get(link, [])][:SEEDS_KEPT]
+            if joints is not None:      # where the arm would be there: starts for the motion's IK
+                self._seeds[link] = [*self._seeds.get(link, []), *joints][-SEEDS_KEPT:]
         return joints is not None
 
     def _plan(self, kin: RobotKinematics, link: str, start: Mapping[str, float], names: list[str],

@@ -206,16 +206,18 @@ class RobotKinematics:
         return solution
 
     def reaches(self, frame: str, targets: Sequence[np.ndarray], start: Mapping[str, float],
-                moving: Sequence[str]) -> Optional[dict[str, float]]:
-        """The joints at the last of ``targets`` (4x4 poses in the root frame) where ``frame``
-        reaches each in turn from ``start``, within the joint limits; obstacles and the robot
-        itself are left out (a motion's planning checks those). None where it does not."""
+                moving: Sequence[str]) -> Optional[list[dict[str, float]]]:
+        """The joints at each of ``targets`` (4x4 poses in the root frame) where ``frame`` reaches
+        them in turn from ``start``, within the joint limits; obstacles and the robot itself are
+        left out (a motion's planning checks those). None where it does not."""
+        out = []
         for target in targets:
             solution = self.solve(frame, target[:3, 3], target[:3, :3], start, moving, avoid=False)
             if not solution.ok:
                 return None
             start = {**start, **solution.joints}
-        return {n: start[n] for n in moving}
+            out.append(dict(solution.joints))
+        return out
 
     # -- collisions --------------------------------------------------------------------------------
     def _touching(self, q: np.ndarray) -> set[tuple[int, int]]:

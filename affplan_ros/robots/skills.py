@@ -778,7 +778,8 @@ class RobotSkillsNode(Node):
                 return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"the cap of {seen.name} did not turn "
                                f"{'off' if opening else 'on'} with the hand", f"look at {seen.name} and try again",
                                recoverable=True, cause=Cause.DID_NOT_OPEN)
-        return self._unreachable(what, f"no arm reaches the top of {seen.name}", missed,
+        # The latest reasons: those from where the base stood last.
+        return self._unreachable(what, f"no arm reaches and turns the cap of {seen.name}", missed[::-1],
                                  f"stand closer to {seen.name}")
 
     def _close(self, goal, cancel) -> Optional[Failure]:
