@@ -229,6 +229,34 @@ class BuiltinArm:
                 self._seeds[link] = [*self._seeds.get(link, []), *joints][-SEEDS_KEPT:]
         return joints is not None
 
+    def turn_wrist(self, group: str, link: str, radians: float, cancel) -> Optional[Problem]:
+        """The arm's last joint (a Tiago++'s wrist roll) turned by ``radians`` from where it is,
+        the others held: a screw cap's turn, a joint motion rather than a line of the hand from a
+        planned pose (the fingers on the cap keep the hand a few cm off that)."""
+        if cancel():
+            return CANCELED
+        client = self.clients.get(group)
+        if client is None:
+            return Problem(f"no arm controller configured for {group}")
+        kin, why = self._model()
+        if kin is None:
+            return Problem(why, Cause.MOTION_FAILED)
+        names = [n for n in self.arm_joints(kin, link) if self.shared is None or n not in self.shared.joints]
+        start = self.joints()
+        if not names or any(n not in start for n in names):
+            return Problem(f"/joint_states lacks the joints of {group}", Cause.MOTION_FAILED)
+        wrist = names[-1]
+        lo, hi = kin.limits(wrist)
+        goal = start[wrist] + radians
+        if not lo <= goal <= hi:
+            return Problem(f"{wrist} cannot turn {radians:.2f} rad from {start[wrist]:.2f} (its limits are "
+                           f"{lo:.2f} to {hi:.2f})", Cause.UNREACHABLE)
+        a = np.array([start[n] for n in names])
+        b = a.copy()
+        b[-1] = goal
+        return self._follow(client, group, timed(names, [a, b], self._limits(names)), cancel,
+                            f"{wrist} turned {radians:.2f} rad")
+
     def _plan(self, kin: RobotKinematics, link: str, start: Mapping[str, float], names: list[str],
               target: np.ndarray, line: bool) -> PathResult:
         if line:

@@ -155,6 +155,9 @@ class Arm(Protocol):
     def shoulder(self, link: str) -> Optional[tuple[float, float]]:
         """Where ``link``'s arm starts, x and y in the base's frame (None: not known)."""
 
+    def turn_wrist(self, group: str, link: str, radians: float, cancel: Callable[[], bool]) -> Optional[Problem]:
+        """The arm's last joint turned by ``radians`` from where it is, the others held."""
+
     def hand_position(self, link: str) -> Optional[tuple[float, float, float]]:
         """Where ``link`` is now, in the base's frame (None: not known)."""
 
@@ -306,6 +309,26 @@ class MoveItArm:
     def shoulder(self, link: str) -> Optional[tuple[float, float]]:
         """Not asked of MoveIt: where to stand is then found by moving there and planning."""
         return None
+
+    def turn_wrist(self, group: str, link: str, radians: float, cancel) -> Optional[Problem]:
+        """A joint goal: the group's last joint turned from where it is, planned and executed by
+        MoveIt (moveit_py's RobotState joint-group positions)."""
+        if cancel():
+            return CANCELED
+        component = self.moveit.get_planning_component(group)
+        component.set_start_state_to_current_state()
+        state = component.get_start_state()
+        positions = list(state.get_joint_group_positions(group))
+        if not positions:
+            return Problem(f"MoveIt names no joints of {group}", Cause.MOTION_FAILED)
+        positions[-1] += radians
+        state.set_joint_group_positions(group, positions)
+        component.set_goal_state(robot_state=state)
+        plan = component.plan()
+        if not plan:
+            code = int(getattr(getattr(plan, "error_code", None), "val", 0))
+            return Problem(f"MoveIt found no turn of {group}'s wrist: {_moveit_code_name(code)}", Cause.UNREACHABLE)
+        return self._execute(group, plan.trajectory, cancel, f"{group}'s wrist turned {radians:.2f} rad")
 
     def hand_position(self, link: str) -> Optional[tuple[float, float, float]]:
         """Not asked of MoveIt here (its planning scene knows)."""

@@ -759,10 +759,9 @@ class RobotSkillsNode(Node):
                     continue
                 failure = self._steps(what, cancel, partial(self._close_on, hand, f"the cap of {seen.name}", what,
                                                             cancel),
-                                      partial(self.arm.move_to, group, turned, link, cancel, line=True),
+                                      partial(self.arm.turn_wrist, group, link, turn, cancel),
                                       lambda: self._release(hand, cancel),
-                                      partial(self.arm.move_to, group, turned.offset(dz=CAP_APPROACH_M), link, cancel,
-                                              line=True))
+                                      partial(self.arm.move_to, group, turned.offset(dz=CAP_APPROACH_M), link, cancel))
                 if failure is not None and failure.cause in (Cause.UNREACHABLE, Cause.BLOCKED):
                     # The wrist had no room to turn this way round: let go, back up, the next heading.
                     self._release(hand, cancel)

@@ -42,6 +42,10 @@ class FakeArm:
     def hand_position(self, link):
         return None
 
+    def turn_wrist(self, group, link, radians, cancel):
+        log(driver="arm", group=group, link=link, wrist=round(radians, 2))
+        return None
+
 
 class FakeGripper:
     """Closing always finds something 4 cm wide between the fingers (the ROS stand-in in
