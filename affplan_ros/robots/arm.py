@@ -155,7 +155,8 @@ class BuiltinArm:
         else:
             self._held[link] = Attached(thing.name, link, thing.centre, thing.half, thing.quat)
 
-    def move_to(self, group: str, pose: Pose, link: str, cancel, line: bool = False) -> Optional[Problem]:
+    def _ready(self, group: str, cancel):
+        """(the group's controller client, the kinematics), or the Problem why a motion cannot start."""
         if cancel():
             return CANCELED
         client = self.clients.get(group)
@@ -164,6 +165,13 @@ class BuiltinArm:
         kin, why = self._model()
         if kin is None:
             return Problem(why, Cause.MOTION_FAILED)
+        return client, kin
+
+    def move_to(self, group: str, pose: Pose, link: str, cancel, line: bool = False) -> Optional[Problem]:
+        ready = self._ready(group, cancel)
+        if isinstance(ready, Problem):
+            return ready
+        client, kin = ready
         to_base = self._base_from_map() if pose.frame != self.base_frame else np.eye(4)
         if to_base is None:
             return Problem(f"no transform from {self.map_frame} to {self.base_frame} on /tf", Cause.MOTION_FAILED)
@@ -233,14 +241,10 @@ class BuiltinArm:
         """The arm's last joint (a Tiago++'s wrist roll) turned by ``radians`` from where it is,
         the others held: a screw cap's turn, a joint motion rather than a line of the hand from a
         planned pose (the fingers on the cap keep the hand a few cm off that)."""
-        if cancel():
-            return CANCELED
-        client = self.clients.get(group)
-        if client is None:
-            return Problem(f"no arm controller configured for {group}")
-        kin, why = self._model()
-        if kin is None:
-            return Problem(why, Cause.MOTION_FAILED)
+        ready = self._ready(group, cancel)
+        if isinstance(ready, Problem):
+            return ready
+        client, kin = ready
         names = [n for n in self.arm_joints(kin, link) if self.shared is None or n not in self.shared.joints]
         start = self.joints()
         if not names or any(n not in start for n in names):
