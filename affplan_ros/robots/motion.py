@@ -8,6 +8,7 @@ each pose from the one before.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from typing import Mapping, Optional, Sequence
 
@@ -110,13 +111,24 @@ def _free_near(kin: RobotKinematics, rest: Mapping[str, float], names: Sequence[
     return None
 
 
+OMPL_SEED = 1
+
+
+@functools.cache
+def _ompl():
+    """OMPL's modules, its random numbers seeded once per process (it takes a seed only before
+    its first sampler): the same motions asked in the same order are planned the same, so that
+    a run that failed can be run again to see why."""
+    from ompl import base, geometric, util
+
+    util.setLogLevel(util.LogLevel.LOG_WARN)
+    util.RNG.setSeed(OMPL_SEED)
+    return base, geometric
+
+
 def _ompl_path(kin: RobotKinematics, rest: Mapping[str, float], names: Sequence[str], a: np.ndarray, b: np.ndarray,
                time_limit_s: float) -> PathResult:
-    from ompl import base as ob
-    from ompl import geometric as og
-    from ompl import util as ou
-
-    ou.setLogLevel(ou.LogLevel.LOG_WARN)
+    ob, og = _ompl()
     space = ob.RealVectorStateSpace(len(names))
     bounds = ob.RealVectorBounds(len(names))
     for i, name in enumerate(names):

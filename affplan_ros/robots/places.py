@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from typing import Iterable, Optional
 
+from affplan_ros.robots.doors import front as closing_face
 from affplan_ros.robots.drivers import Box, Pose
 from affplan_ros.robots.poses import SeenObject
 
@@ -29,6 +30,11 @@ def _faces(box: SeenObject):
         yield c * nx - s * ny, s * nx + c * ny, half, across
 
 
+def _face_toward(faces, direction: tuple[float, float]):
+    """Of ``_faces``, the one whose outward normal is nearest ``direction``."""
+    return max(faces, key=lambda f: f[0] * direction[0] + f[1] * direction[1])
+
+
 FRONT_SHIFTS_M = (0.0, 0.2, -0.2, 0.35, -0.35)   # along a front, where its middle is taken (an open door)
 
 
@@ -45,7 +51,7 @@ def standing_places(seen: SeenObject, distance: float, robot_xy: tuple[float, fl
     out.sort(key=lambda p: math.hypot(p.x - robot_xy[0], p.y - robot_xy[1]))
     if front is None:
         return out
-    wx, wy, half, across = max(faces, key=lambda f: f[0] * front[0] + f[1] * front[1])
+    wx, wy, half, across = _face_toward(faces, front)
     tx, ty = -wy, wx
     ahead = [Pose(seen.x + wx * (half + distance) + tx * shift, seen.y + wy * (half + distance) + ty * shift, 0.0,
                   math.atan2(-wy, -wx), seen.frame) for shift in FRONT_SHIFTS_M if abs(shift) <= across]
@@ -57,13 +63,9 @@ def line_up(support: SeenObject, point: tuple[float, float], distance: float,
     """The base pose in front of the face of ``support`` nearest the robot (``facing``: the face
     whose outward normal is nearest that direction, a fridge's open front), ``distance`` from it,
     facing it, straight in front of ``point`` (a thing on it; clamped to the face's width)."""
-    def rank(face) -> float:
-        wx, wy, half, _ = face
-        if facing is not None:
-            return -(wx * facing[0] + wy * facing[1])
-        return math.hypot(support.x + wx * half - robot_xy[0], support.y + wy * half - robot_xy[1])
-
-    wx, wy, half, across = min(_faces(support), key=rank)
+    faces = list(_faces(support))
+    wx, wy, half, across = _face_toward(faces, facing) if facing is not None else min(
+        faces, key=lambda f: math.hypot(support.x + f[0] * f[2] - robot_xy[0], support.y + f[1] * f[2] - robot_xy[1]))
     tx, ty = -wy, wx                                                     # along the face
     along = (point[0] - support.x) * tx + (point[1] - support.y) * ty
     along = max(-across, min(across, along))
@@ -80,7 +82,7 @@ def stands_around(support: SeenObject, point: tuple[float, float], distance: flo
     faces nearest ``point`` first. Which of them the arm reaches from is the arm's to tell."""
     faces = list(_faces(support))
     if facing is not None:
-        faces = [max(faces, key=lambda f: f[0] * facing[0] + f[1] * facing[1])]
+        faces = [_face_toward(faces, facing)]
     else:
         # By how far the point is from each face (its depth behind it).
         faces.sort(key=lambda f: f[2] - ((point[0] - support.x) * f[0] + (point[1] - support.y) * f[1]))
@@ -143,19 +145,73 @@ def as_box(seen: SeenObject, margin: float = 0.005) -> Box:
 
 
 def obstacles_around(xy: tuple[float, float], known: Iterable[SeenObject], radius: float,
-                     skip: Iterable[str] = (), inside_of: Optional[SeenObject] = None) -> list[Box]:
-    """Boxes of what reaches within ``radius`` of ``xy`` (not ``skip``, not what ``inside_of``
-    lies inside, not what has no extent): what the arm must keep clear of there."""
-    skipped = set(skip)
+                     skip: Iterable[str] = (), inside_of: Optional[SeenObject] = None,
+                     hollow: Iterable[str] = ()) -> list[Box]:
+    """Boxes of what reaches within ``radius`` of ``xy`` (not ``skip``, not what has no extent):
+    what the arm must keep clear of there. What is ``hollow`` (a fridge, a cupboard: a box with a
+    door) is its walls and its door's leaf as it stands (``cabinet_boxes``); of other things,
+    what ``inside_of`` lies inside (a bowl it lies in) is left out."""
+    skipped, hollow = set(skip), set(hollow)
     out = []
     for other in known:
         if other.name in skipped or not other.has_box:
             continue
         if math.hypot(other.x - xy[0], other.y - xy[1]) > radius + max(other.size[:2]) / 2:
             continue
+        if other.name in hollow and other.joint is not None and other.joint.type == "hinge":
+            out += cabinet_boxes(other)
+            continue
         if inside_of is not None and contains(other, inside_of.x, inside_of.y, inside_of.z):
             continue
         out.append(as_box(other))
+    return out
+
+
+# A pose source gives a cabinet's outer box; how thick its walls and door are is taken to be this.
+WALL_M = 0.03
+LEAF_M = 0.04
+
+
+def cabinet_boxes(cabinet: SeenObject) -> list[Box]:
+    """A cabinet with a hinged door (a fridge, a cupboard, an oven) as the arm must keep clear
+    of it: its walls, open at the face its door closes (``WALL_M`` thick, inside its box), and
+    the door's leaf (``LEAF_M`` thick, outside that face) turned about its hinge as it stands.
+    Its whole box would leave the arm no way in; no box at all, a way through its walls and
+    its open door."""
+    joint = cabinet.joint
+    if joint is None or joint.type != "hinge":
+        raise ValueError(f"{cabinet.name} has no hinged door")
+    faces = list(_faces(cabinet))
+    opening = _face_toward(faces, closing_face(joint))
+    c, s = math.cos(cabinet.yaw), math.sin(cabinet.yaw)
+    hx, hy, hz = (v / 2 for v in cabinet.size)
+    out = []
+    for k, face in enumerate(faces):
+        if face is opening:
+            continue
+        wx, wy, half, _ = face
+        along_x = abs(c * wx + s * wy) > 0.5              # the face's normal is the box's own x axis
+        wall_half = (WALL_M / 2, hy, hz) if along_x else (hx, WALL_M / 2, hz)
+        inset = half - WALL_M / 2
+        out.append(Box(f"{cabinet.name} wall {k}", (cabinet.x + wx * inset, cabinet.y + wy * inset, cabinet.z),
+                       wall_half, cabinet.yaw, cabinet.frame))
+    for part, sz in (("roof", 1), ("floor", -1)):
+        out.append(Box(f"{cabinet.name} {part}", (cabinet.x, cabinet.y, cabinet.z + sz * (hz - WALL_M / 2)),
+                       (hx, hy, WALL_M / 2), cabinet.yaw, cabinet.frame))
+    # The leaf, shut, runs along the opening from the hinge towards the middle; it turns about
+    # the hinge's upright axis as the joint opens.
+    wx, wy, _, across = opening
+    ox, oy = joint.origin[0], joint.origin[1]
+    tx, ty = -wy, wx
+    if tx * (cabinet.x - ox) + ty * (cabinet.y - oy) < 0:
+        tx, ty = -tx, -ty
+    turn = joint.position * math.copysign(1.0, joint.axis[2])
+    ct, st = math.cos(turn), math.sin(turn)
+    dx, dy = ct * tx - st * ty, st * tx + ct * ty
+    nx, ny = ct * wx - st * wy, st * wx + ct * wy
+    width = 2 * across
+    centre = (ox + dx * width / 2 + nx * LEAF_M / 2, oy + dy * width / 2 + ny * LEAF_M / 2, cabinet.z)
+    out.append(Box(f"{cabinet.name} door", centre, (width / 2, LEAF_M / 2, hz), math.atan2(dy, dx), cabinet.frame))
     return out
 
 

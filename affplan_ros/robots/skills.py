@@ -12,8 +12,8 @@ source that knows a thing's extent, a grasp is planned from its box and its clas
 table (robots/grasping.py), and a base goal for a place without a configured pose (``locations``,
 "name x y yaw") is a standing place in front of it.
 
-Skills the robot has no motion for (pour, wipe, the generic Skill) fail with a message saying
-so: leave them out of ``robot_capabilities`` and the planner gives them to the person.
+The generic Skill (cut, chop, ...) has no motion here and fails with a message saying so: leave
+it out of ``robot_capabilities`` and the planner gives it to the person.
 
 A closed gripper is read, not trusted: fingers that close to ``empty_grip_m`` or less hold
 nothing (an empty grasp), and after the lift the gripper closes once more to feel whether the
@@ -515,13 +515,14 @@ class RobotSkillsNode(Node):
 
     def _clear_around(self, known: Optional[list] = None, skip=(), thing: Optional[SeenObject] = None) -> list:
         """The boxes the pose source knows within ``arm_space_m`` of the base (not what the robot
-        holds, not the people, not ``skip``, not what ``thing`` lies inside): what the arm's paths
-        keep clear of."""
+        holds, not the people, not ``skip``; a cabinet as its walls and door, what else ``thing``
+        lies inside not at all): what the arm's paths keep clear of."""
         known = self.poses.everything() if known is None else known
         # People move, and a handover reaches towards them: they are not boxes to plan around;
         # a liquid has its container's box, which is there (or held) already.
         people = [o.name for o in known if o.kind in ("agent", "liquid")]
-        return obstacles_around(self._robot_xy(), known, self.arm_space, inside_of=thing,
+        hollow = [o.name for o in known if (props := self._class_of(o)) is not None and props.inner is not None]
+        return obstacles_around(self._robot_xy(), known, self.arm_space, inside_of=thing, hollow=hollow,
                                 skip=[*self.skip_names, *self.holding.values(), *skip, *people])
 
     def _take_hold(self, hand: str, grasp: Grasp, seen: SeenObject) -> None:

@@ -210,3 +210,46 @@ def test_a_bowl_held_by_its_rim_is_set_down_with_its_middle_on_the_spot():
             assert pose.z == pytest.approx(0.9 + 0.07 + 0.01)
     side = Pose(1.0, 0.0, 0.8, 0.0)     # a level hand keeps its heading: one pose
     assert len(set_down_poses(side, bowl, 0.04, 0.0, (2.0, 1.0), 0.9, 0.3)) == 1
+
+
+def _inside(box: Box, x: float, y: float, z: float) -> bool:
+    c, s = math.cos(box.yaw), math.sin(box.yaw)
+    dx, dy = x - box.centre[0], y - box.centre[1]
+    local = (c * dx + s * dy, -s * dx + c * dy, z - box.centre[2])
+    return all(abs(v) <= h for v, h in zip(local, box.half))
+
+
+@pytest.mark.parametrize("position", [0.0, 1.6])
+def test_a_fridge_is_its_walls_and_its_door_as_it_stands(position):
+    """The arm keeps clear of a fridge's walls and its door's leaf, shut or open, and reaches
+    into it only through its front when the door is open (a fridge's whole box left the arm no
+    way in; no box at all let its paths through the walls and the open door)."""
+    from affplan_ros.robots.doors import moved_to
+    from affplan_ros.robots.places import cabinet_boxes, obstacles_around
+    from affplan_ros.robots.poses import Joint
+
+    # A 0.7 m fridge, its front facing +y, hinged on its +x edge, as the simulated kitchen's.
+    shut = Joint("hinge", handle=(-0.29, 0.4025, 1.0), origin=(0.35, 0.35, 0.0), axis=(0.0, 0.0, -1.0),
+                 position=0.0, open=1.9)
+    fridge = SeenObject("refrigerator0", 0.0, 0.0, 0.9, 0.0, (0.7, 0.7, 1.8), kind="furniture",
+                        joint=moved_to(shut, position))
+    apple = SeenObject("apple0", 0.0, 0.05, 0.93, 0.0, (0.08, 0.08, 0.08))
+    boxes = obstacles_around((0.0, 1.0), [fridge, apple], 1.5, skip=["apple0"], inside_of=apple,
+                             hollow=["refrigerator0"])
+    assert boxes == cabinet_boxes(fridge) and len(boxes) == 6
+
+    def hit(x, y, z):
+        return [b.name.split()[1] for b in boxes if _inside(b, x, y, z)]
+
+    assert hit(0.0, 0.05, 0.93) == []                            # where the apple is: room for the hand
+    assert len({b.name for b in boxes}) == 6                      # the arm's model takes each by its name
+    assert hit(0.0, -0.34, 1.0) == hit(-0.34, 0.0, 1.0) == hit(0.34, 0.0, 1.0) == ["wall"]
+    assert hit(0.0, 0.0, 1.79) == ["roof"] and hit(0.0, 0.0, 0.01) == ["floor"]
+    in_front = hit(0.0, 0.37, 1.0)                               # just before the opening
+    swung_to = hit(0.37, 0.75, 1.0)                              # beside the hinge, 0.4 m out
+    if position == 0.0:
+        assert in_front == ["door"] and swung_to == []
+    else:
+        assert in_front == [] and swung_to == ["door"]
+    with pytest.raises(ValueError, match="no hinged door"):
+        cabinet_boxes(apple)
