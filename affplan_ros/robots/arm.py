@@ -138,6 +138,10 @@ class BuiltinArm:
         controller is known, the fixed ones left out."""
         return [j for j in kin.chain(link) if j not in self.fixed_joints]
 
+    def _own(self, names: Sequence[str]) -> list[str]:
+        """Of ``names``, those not shared between the arms (a Tiago++'s torso lift)."""
+        return [n for n in names if self.shared is None or n not in self.shared.joints]
+
     def _limits(self, names: Sequence[str]) -> Limits:
         shared = self.shared
         velocity = {n: shared.max_velocity if shared and n in shared.joints else self.max_velocity for n in names}
@@ -200,7 +204,7 @@ class BuiltinArm:
         kin, _ = self._model()
         if kin is None:
             return None
-        own = [n for n in self.arm_joints(kin, link) if self.shared is None or n not in self.shared.joints]
+        own = self._own(self.arm_joints(kin, link))
         if not own:
             return None
         joints = self.joints()
@@ -245,7 +249,7 @@ class BuiltinArm:
         if isinstance(ready, Problem):
             return ready
         client, kin = ready
-        names = [n for n in self.arm_joints(kin, link) if self.shared is None or n not in self.shared.joints]
+        names = self._own(self.arm_joints(kin, link))
         start = self.joints()
         if not names or any(n not in start for n in names):
             return Problem(f"/joint_states lacks the joints of {group}", Cause.MOTION_FAILED)
@@ -288,8 +292,9 @@ class BuiltinArm:
     def _follow(self, client, group: str, path: TimedPath, cancel, where: str) -> Optional[Problem]:
         """The trajectory to the arm's controller and, at the same time, the shared joints' part
         to theirs; both results decide."""
-        shared = [n for n in path.joint_names if self.shared is not None and n in self.shared.joints]
-        parts = [(client, group, [n for n in path.joint_names if n not in shared])]
+        own = self._own(path.joint_names)
+        shared = [n for n in path.joint_names if n not in own]
+        parts = [(client, group, own)]
         if shared:
             parts.append((self.shared_client, "torso", shared))
         for c, name, _ in parts:
