@@ -245,7 +245,8 @@ class SimHardwareNode(Node):
             pose.position.x, pose.position.y, pose.position.z = r.position
             pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w = r.quaternion
             msg = RefereeObject(name=r.name, class_name=r.class_name, kind=r.kind, pose=pose,
-                                size=Vector3(x=r.size[0], y=r.size[1], z=r.size[2]), open_fraction=r.open_fraction)
+                                size=Vector3(x=r.size[0], y=r.size[1], z=r.size[2]), open_fraction=r.open_fraction,
+                                inner_levels=list(r.inner_levels))
             if r.joint is not None:
                 msg.joint_type, msg.joint_position, msg.joint_open = r.joint.type, r.joint.position, r.joint.open
                 msg.handle = Point(x=r.joint.handle[0], y=r.joint.handle[1], z=r.joint.handle[2])

@@ -129,6 +129,12 @@ def support_of(thing: SeenObject, known: Iterable[SeenObject], tolerance: float 
     return max(under, key=lambda o: o.top, default=None)
 
 
+def level_under(container: SeenObject, thing: SeenObject, tolerance: float = 0.05) -> Optional[float]:
+    """The highest of ``container``'s inner levels (its floor, its shelves) at or below
+    ``thing``'s bottom: what it stands on in there; None where the source knows none."""
+    return max((z for z in container.inner_levels if z <= thing.bottom + tolerance), default=None)
+
+
 def container_of(thing: SeenObject, known: Iterable[SeenObject]) -> Optional[SeenObject]:
     """The smallest box ``thing``'s middle lies inside (an apple in a fridge), or None."""
     around = [o for o in known if o.name != thing.name and o.has_box and contains(o, thing.x, thing.y, thing.z)]
@@ -174,8 +180,9 @@ LEAF_M = 0.04
 
 def cabinet_boxes(cabinet: SeenObject) -> list[Box]:
     """A cabinet with a hinged door (a fridge, a cupboard, an oven) as the arm must keep clear
-    of it: its walls, open at the face its door closes (``WALL_M`` thick, inside its box), and
-    the door's leaf (``LEAF_M`` thick, outside that face) turned about its hinge as it stands.
+    of it: its walls, open at the face its door closes (``WALL_M`` thick, inside its box), its
+    shelves (``WALL_M`` thick, under its inner levels above its floor), and the door's leaf
+    (``LEAF_M`` thick, outside that face) turned about its hinge as it stands.
     Its whole box would leave the arm no way in; no box at all, a way through its walls and
     its open door."""
     joint = cabinet.joint
@@ -198,6 +205,9 @@ def cabinet_boxes(cabinet: SeenObject) -> list[Box]:
     for part, sz in (("roof", 1), ("floor", -1)):
         out.append(Box(f"{cabinet.name} {part}", (cabinet.x, cabinet.y, cabinet.z + sz * (hz - WALL_M / 2)),
                        (hx, hy, WALL_M / 2), cabinet.yaw, cabinet.frame))
+    for k, level in enumerate(z for z in cabinet.inner_levels if z > cabinet.bottom + 2 * WALL_M):
+        out.append(Box(f"{cabinet.name} shelf {k}", (cabinet.x, cabinet.y, level - WALL_M / 2),
+                       (hx - WALL_M, hy - WALL_M, WALL_M / 2), cabinet.yaw, cabinet.frame))
     # The leaf, shut, runs along the opening from the hinge towards the middle; it turns about
     # the hinge's upright axis as the joint opens.
     wx, wy, _, across = opening

@@ -47,6 +47,9 @@ class SeenObject:
     open_fraction: float = -1.0    # a door, drawer or lid: 0 closed .. 1 open; -1 none
     kind: str = ""                 # what the source says it is: "object", "furniture", "agent" (a person), ...
     joint: Optional[Joint] = None  # a door's hinge or a drawer's slide, where the source knows it
+    # Furniture with room inside: the heights (map z) of the surfaces in it that things stand on
+    # (its floor, its shelves), where the source knows them.
+    inner_levels: tuple[float, ...] = ()
 
     @property
     def has_box(self) -> bool:
@@ -127,7 +130,8 @@ class OraclePoses:
                 joint = Joint(o.joint_type, (h.x, h.y, h.z), (c.x, c.y, c.z), (a.x, a.y, a.z), o.joint_position,
                               o.joint_open, (b.x, b.y, b.z) if o.has_back_handle else None)
             seen[o.name] = SeenObject(o.name, p.x, p.y, p.z, yaw, (o.size.x, o.size.y, o.size.z),
-                                      msg.header.frame_id or "map", o.class_name, o.open_fraction, o.kind, joint)
+                                      msg.header.frame_id or "map", o.class_name, o.open_fraction, o.kind, joint,
+                                      tuple(float(z) for z in o.inner_levels))
         with self._lock:
             self._latest = seen
         self._first.set()

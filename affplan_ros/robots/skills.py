@@ -51,6 +51,7 @@ from affplan_ros.robots.places import (
     contains_xy,
     first_in_the_way,
     free_spots,
+    level_under,
     line_up,
     obstacles_around,
     set_down_poses,
@@ -397,6 +398,8 @@ class RobotSkillsNode(Node):
         around = container_of(seen, known)     # what it lies in: the robot steps in front of its opening
         self.arm.keep_clear(self._clear_around(known, skip=[goal.object], thing=seen))
         floor = support.top if support is not None and contains_xy(support, seen.x, seen.y) else None
+        if floor is None and around is not None:
+            floor = level_under(around, seen)   # a shelf of the fridge it is in
         ways = partial(grasps, seen, self._class_of(seen), self.max_opening, support_top=floor,
                        approach_m=self.approach)
         candidates = ways(self._robot_xy())
@@ -619,7 +622,10 @@ class RobotSkillsNode(Node):
         footprint = max(held.seen.size[:2]) / 2
         if into:   # on its floor, as near the arm's best reach as its walls let it; else let go over its rim
             spots_near = partial(spots_inside, target, props.inner, footprint)
-            floors = (target.bottom + max(target.size[2] - props.inner[2], 0.0),)
+            # Its levels as the source knows them (a fridge's shelves), the highest first: a hand
+            # from above reaches it best; else its floor, from the object table's inner size.
+            floors = tuple(sorted(target.inner_levels, reverse=True)) or (
+                target.bottom + max(target.size[2] - props.inner[2], 0.0),)
             if target.joint is None:    # open at the top (a bowl, a box; not a fridge)
                 floors += (target.top + RIM_DROP_M,)
         else:

@@ -225,24 +225,26 @@ def test_a_fridge_is_its_walls_and_its_door_as_it_stands(position):
     into it only through its front when the door is open (a fridge's whole box left the arm no
     way in; no box at all let its paths through the walls and the open door)."""
     from affplan_ros.robots.doors import moved_to
-    from affplan_ros.robots.places import cabinet_boxes, obstacles_around
+    from affplan_ros.robots.places import cabinet_boxes, level_under, obstacles_around
     from affplan_ros.robots.poses import Joint
 
     # A 0.7 m fridge, its front facing +y, hinged on its +x edge, as the simulated kitchen's.
     shut = Joint("hinge", handle=(-0.29, 0.4025, 1.0), origin=(0.35, 0.35, 0.0), axis=(0.0, 0.0, -1.0),
                  position=0.0, open=1.9)
     fridge = SeenObject("refrigerator0", 0.0, 0.0, 0.9, 0.0, (0.7, 0.7, 1.8), kind="furniture",
-                        joint=moved_to(shut, position))
-    apple = SeenObject("apple0", 0.0, 0.05, 0.93, 0.0, (0.08, 0.08, 0.08))
+                        joint=moved_to(shut, position), inner_levels=(0.88,))
+    apple = SeenObject("apple0", 0.0, 0.05, 0.92, 0.0, (0.08, 0.08, 0.08))
     boxes = obstacles_around((0.0, 1.0), [fridge, apple], 1.5, skip=["apple0"], inside_of=apple,
                              hollow=["refrigerator0"])
-    assert boxes == cabinet_boxes(fridge) and len(boxes) == 6
+    assert boxes == cabinet_boxes(fridge) and len(boxes) == 7
+    assert level_under(fridge, apple) == 0.88                      # the apple stands on the shelf
 
     def hit(x, y, z):
         return [b.name.split()[1] for b in boxes if _inside(b, x, y, z)]
 
     assert hit(0.0, 0.05, 0.93) == []                            # where the apple is: room for the hand
-    assert len({b.name for b in boxes}) == 6                      # the arm's model takes each by its name
+    assert hit(0.0, 0.05, 0.87) == ["shelf"]                     # under it
+    assert len({b.name for b in boxes}) == 7                      # the arm's model takes each by its name
     assert hit(0.0, -0.34, 1.0) == hit(-0.34, 0.0, 1.0) == hit(0.34, 0.0, 1.0) == ["wall"]
     assert hit(0.0, 0.0, 1.79) == ["roof"] and hit(0.0, 0.0, 0.01) == ["floor"]
     in_front = hit(0.0, 0.37, 1.0)                               # just before the opening

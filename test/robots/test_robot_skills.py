@@ -201,3 +201,28 @@ def far_pose():
     pose.pose.position.x = 99.0
     pose.pose.orientation.w = 1.0
     return pose
+
+
+def test_the_oracle_source_reads_joints_and_inner_levels_off_the_referee_message():
+    """What the referee publishes of a fridge reaches the skills: its box, its hinge and the
+    level its things stand on."""
+    from geometry_msgs.msg import Point, Vector3
+
+    from affplan_ros.msg import RefereeObject, RefereeObjects
+    from affplan_ros.robots.poses import OraclePoses
+
+    class Node:
+        def create_subscription(self, _type, _topic, callback, _qos, callback_group=None):
+            self.callback = callback
+
+    node = Node()
+    source = OraclePoses(node, wait_s=0.0)
+    fridge = RefereeObject(name="refrigerator0", class_name="refrigerator", kind="furniture",
+                           size=Vector3(x=0.7, y=0.7, z=1.8), open_fraction=0.0, joint_type="hinge",
+                           handle=Point(x=-0.29, y=0.4, z=1.0), joint_axis=Vector3(z=-1.0), joint_open=1.9,
+                           inner_levels=[0.88])
+    fridge.pose.position.z, fridge.pose.orientation.w = 0.9, 1.0
+    node.callback(RefereeObjects(objects=[fridge]))
+    seen = source.find("refrigerator0")
+    assert seen.inner_levels == pytest.approx((0.88,)) and seen.joint.type == "hinge"
+    assert seen.size == pytest.approx((0.7, 0.7, 1.8)) and seen.joint.handle == pytest.approx((-0.29, 0.4, 1.0))

@@ -46,6 +46,7 @@ class RefereeRecord:
     size: tuple[float, float, float]                # the box's extent along them (m)
     open_fraction: float                            # door, drawer or lid: 0 closed .. 1 open; else -1
     joint: Optional["JointRecord"] = None           # a door's hinge or a drawer's slide
+    inner_levels: tuple[float, ...] = ()            # map z of the surfaces inside it things stand on
 
 
 @dataclass(frozen=True)
@@ -95,8 +96,10 @@ def _body_record(world: PhysicsWorld, data: mujoco.MjData, thing: Thing) -> Refe
         centre, size = _geoms_box(world.model, body)
     position = origin + rotation @ centre
     w, x, y, z = (float(v) for v in data.xquat[body])
+    inner = thing.geometry.inner if thing.kind == ThingKind.FURNITURE and thing.geometry is not None else None
+    levels = () if inner is None else (float((origin + rotation @ np.array([inner.cx, inner.cy, inner.z]))[2]),)
     return RefereeRecord(thing.name, thing.class_name, thing.kind.value, _floats(position), (x, y, z, w),
-                         _floats(size), open_fraction(world, thing, data), _joint_record(world, thing, data))
+                         _floats(size), open_fraction(world, thing, data), _joint_record(world, thing, data), levels)
 
 
 def _joint_record(world: PhysicsWorld, thing: Thing, data: mujoco.MjData) -> Optional[JointRecord]:

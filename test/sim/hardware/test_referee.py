@@ -97,6 +97,16 @@ def test_a_door_says_where_its_handle_and_hinge_are_and_the_handle_turns_with_it
     assert _by_name(world)["table0"].joint is None
 
 
+def test_a_fridge_says_where_things_stand_inside_it(world):
+    """Its inner level is the surface things kept in it stand on (the shelf of a tall cabinet,
+    not its floor under it); a table and a cup have none."""
+    records = _by_name(world)
+    (level,) = records["refrigerator0"].inner_levels
+    assert level == pytest.approx(world.site("refrigerator0/inner")[0][2], abs=1e-6)
+    assert records["refrigerator0"].position[2] - records["refrigerator0"].size[2] / 2 + 0.3 < level < 1.2
+    assert records["table0"].inner_levels == records["cup0"].inner_levels == ()
+
+
 def test_a_person_is_the_box_round_their_body_and_a_tipped_object_turns_its_box(world):
     person = _by_name(world)["human0"]
     # human_xml: a capsule of radius 0.22 from 0.25 m to 1.5 m above the floor.
