@@ -10,6 +10,7 @@ refuses or aborts is a failed motion with the controller's error string.
 """
 from __future__ import annotations
 
+import math
 import threading
 import time
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ TRAJECTORY_SLACK_S = 10.0   # a controller may take this much longer than its tr
 # and check for themselves whether the hand was where it had to be).
 GOAL_TOLERANCE = 0.1        # rad (m for the torso)
 GOAL_TIME_S = 2.0
+VERTICAL_AXIS = 0.7         # cos of the most a wrist's axis may lean from the vertical for a cap's turn
 SEEDS_KEPT = 9              # an arm's latest reach-check solutions kept as starts for the motion's IK
 
 
@@ -242,9 +244,11 @@ class BuiltinArm:
         return joints is not None
 
     def turn_wrist(self, group: str, link: str, radians: float, cancel) -> Optional[Problem]:
-        """The arm's last joint (a Tiago++'s wrist roll) turned by ``radians`` from where it is,
-        the others held: a screw cap's turn, a joint motion rather than a line of the hand from a
-        planned pose (the fingers on the cap keep the hand a few cm off that)."""
+        """The hand turned ``radians`` about the vertical (anticlockwise seen from above) by the
+        arm's last joint (a Tiago++'s wrist roll), the others held: a screw cap's turn, a joint
+        motion rather than a line of the hand from a planned pose (the fingers on the cap keep
+        the hand a few cm off that). Which way the joint turns follows from its axis as the arm
+        stands: a hand pointing down turns anticlockwise for a negative roll."""
         ready = self._ready(group, cancel)
         if isinstance(ready, Problem):
             return ready
@@ -254,8 +258,13 @@ class BuiltinArm:
         if not names or any(n not in start for n in names):
             return Problem(f"/joint_states lacks the joints of {group}", Cause.MOTION_FAILED)
         wrist = names[-1]
+        with self._lock:
+            up = float(kin.axis(start, wrist)[2])
+        if abs(up) < VERTICAL_AXIS:
+            return Problem(f"{wrist} does not turn the hand about the vertical as the arm stands (its axis is "
+                           f"{math.degrees(math.acos(min(abs(up), 1.0))):.0f} degrees from it)", Cause.UNREACHABLE)
         lo, hi = kin.limits(wrist)
-        goal = start[wrist] + radians
+        goal = start[wrist] + (radians if up > 0 else -radians)
         if not lo <= goal <= hi:
             return Problem(f"{wrist} cannot turn {radians:.2f} rad from {start[wrist]:.2f} (its limits are "
                            f"{lo:.2f} to {hi:.2f})", Cause.UNREACHABLE)

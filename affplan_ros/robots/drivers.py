@@ -156,7 +156,8 @@ class Arm(Protocol):
         """Where ``link``'s arm starts, x and y in the base's frame (None: not known)."""
 
     def turn_wrist(self, group: str, link: str, radians: float, cancel: Callable[[], bool]) -> Optional[Problem]:
-        """The arm's last joint turned by ``radians`` from where it is, the others held."""
+        """The hand turned ``radians`` about the vertical through it (anticlockwise seen from
+        above), by its wrist where it can: a screw cap's turn."""
 
     def hand_position(self, link: str) -> Optional[tuple[float, float, float]]:
         """Where ``link`` is now, in the base's frame (None: not known)."""
@@ -311,19 +312,22 @@ class MoveItArm:
         return None
 
     def turn_wrist(self, group: str, link: str, radians: float, cancel) -> Optional[Problem]:
-        """A joint goal: the group's last joint turned from where it is, planned and executed by
-        MoveIt (moveit_py's RobotState joint-group positions)."""
+        """A pose goal: ``link`` where it is, turned about the vertical, planned and executed by
+        MoveIt (its IK turns the wrist; moveit_py's RobotState gives the pose now)."""
+        from geometry_msgs.msg import PoseStamped
+
         if cancel():
             return CANCELED
         component = self.moveit.get_planning_component(group)
         component.set_start_state_to_current_state()
-        state = component.get_start_state()
-        positions = list(state.get_joint_group_positions(group))
-        if not positions:
-            return Problem(f"MoveIt names no joints of {group}", Cause.MOTION_FAILED)
-        positions[-1] += radians
-        state.set_joint_group_positions(group, positions)
-        component.set_goal_state(robot_state=state)
+        now = component.get_start_state().get_pose(link)
+        goal = PoseStamped()
+        goal.header.frame_id = self.moveit.get_robot_model().model_frame
+        goal.pose.position = now.position
+        q, c, s = now.orientation, math.cos(radians / 2), math.sin(radians / 2)
+        o = goal.pose.orientation       # the turn about the model frame's z, then the hand as it was
+        o.w, o.x, o.y, o.z = c * q.w - s * q.z, c * q.x - s * q.y, c * q.y + s * q.x, c * q.z + s * q.w
+        component.set_goal_state(pose_stamped_msg=goal, pose_link=link)
         plan = component.plan()
         if not plan:
             code = int(getattr(getattr(plan, "error_code", None), "val", 0))

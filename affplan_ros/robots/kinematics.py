@@ -157,6 +157,13 @@ class RobotKinematics:
         body = self.data.body(frame)
         return body.xpos.copy(), body.xmat.reshape(3, 3).copy()
 
+    def axis(self, joints: Mapping[str, float], joint: str) -> np.ndarray:
+        """The unit axis ``joint`` turns about (moves along) in the root frame at ``joints``."""
+        self._joint(joint)
+        self.data.qpos[:] = self._qpos(joints)
+        mujoco.mj_kinematics(self.model, self.data)
+        return self.data.xaxis[self.model.joint(joint).id].copy()
+
     def solve(self, frame: str, position: Sequence[float], rotation: np.ndarray, start: Mapping[str, float],
               moving: Sequence[str], avoid: bool = True) -> IKSolution:
         """Joints of ``moving`` that put ``frame`` at ``position``/``rotation`` (root frame),

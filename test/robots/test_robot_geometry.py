@@ -51,6 +51,24 @@ def test_the_urdf_chain_and_an_ik_solution_that_forward_kinematics_confirms(kin)
         assert lo <= value <= hi
 
 
+def test_a_hand_pointing_down_turns_about_the_vertical_as_its_wrists_axis_says(kin):
+    """A cap is turned by the wrist's roll: which way round it turns the hand seen from above is
+    the sign of the roll's axis (pointing down: a positive roll turns it clockwise)."""
+    kin.set_obstacles([])
+    solution = kin.solve(TCP, (0.55, -0.2, 0.85), _down(), TUCKED, ARM)
+    assert solution.ok, solution.why
+    joints = {**TUCKED, **solution.joints}
+    axis = kin.axis(joints, ARM[-1])
+    assert abs(axis[2]) > 0.95 and np.linalg.norm(axis) == pytest.approx(1.0)
+
+    def heading(q) -> float:
+        across = kin.forward(q, TCP)[1][:, 1]
+        return math.atan2(across[1], across[0])
+
+    turned = heading({**joints, ARM[-1]: joints[ARM[-1]] + 0.3}) - heading(joints)
+    assert math.remainder(turned, math.tau) == pytest.approx(0.3 * math.copysign(1.0, axis[2]), abs=0.02)
+
+
 def test_out_of_reach_and_in_collision_are_told_apart(kin):
     kin.set_obstacles([])
     far = kin.solve(TCP, (1.5, -0.2, 0.85), _down(), TUCKED, ARM)
