@@ -78,6 +78,7 @@ CAP_DEPTH_M = 0.02              # ... held this far below the container's top ..
 CAP_APPROACH_M = 0.06           # ... by a hand coming down from this far above it
 HANDOVER_FROM_PERSON_M = 0.45   # a thing is held out no further than this from the person (within their arm's reach)
 FACE_PERSON_RAD = 0.5           # the base turns to a person further off its heading than this before a handover
+POUR_WAYS_CHECKED = 4          # ways to tip a container the arm's IK checks from each place to stand
 OPENED_FRACTION = 0.7           # of its range, a door or drawer is open (the arm fits in) ...
 CLOSED_FRACTION = 0.05          # ... and closed
 
@@ -998,20 +999,56 @@ class RobotSkillsNode(Node):
 
     def _pour_over(self, goal, hand: str, target: SeenObject, what: str, cancel) -> Optional[Failure]:
         """The held container's mouth over the target's opening (robots/pouring.py), tipped
-        until it pours, held, upright again; then the pose source says where the liquid is."""
-        held, group, link = self.held[hand], self.groups[hand], self.links[hand]
+        until it pours, held, upright again; then the pose source says where the liquid is. Out
+        of reach from where the base stands, it first moves where the arm's IK reaches a way."""
+        held = self.held[hand]
+        mouth, hand_now = self._mouth_in_hand(goal.source, hand)
+        got, missed = self._tip_over(goal, hand, target, mouth, hand_now, what, cancel)
+        if got is not False:
+            return got
+        g = held.grasp.pose
+
+        def ways(base: Pose) -> list[list[Pose]]:
+            # Carried in, the hand holds it as it was taken, turned with the base (``_fold``).
+            carried_as = Pose(0.0, 0.0, 0.0, base.yaw + held.turn, base.frame, g.roll, g.pitch).matrix()[:3, :3]
+            return [[t.upright, t.tipped] for _, t in zip(range(POUR_WAYS_CHECKED),
+                                                          tips(mouth, held.seen.size[2], carried_as, target,
+                                                               (base.x, base.y)))]
+
+        stand_at = support_of(target, self.poses.everything()) or target
+        moved = self._step_in_front(stand_at, (target.x, target.y), what, cancel, hand, ways)
+        if isinstance(moved, Failure):
+            return moved
+        if moved:
+            mouth, hand_now = self._mouth_in_hand(goal.source, hand)
+            got, missed = self._tip_over(goal, hand, target, mouth, hand_now, what, cancel)
+            if got is not False:
+                return got
+        return self._unreachable(what, f"no way to tip {goal.source} over {goal.target} the arm reaches", missed,
+                                 f"stand closer to {goal.target}")
+
+    def _mouth_in_hand(self, source: str, hand: str) -> tuple[np.ndarray, np.ndarray]:
+        """(where the held thing's mouth is in the hand's frame, the hand's rotation in the map
+        now). Where the hand's frame and the thing are seen, from them: it may have sagged or
+        turned in the fingers since the grasp, and the mouth must be over the opening within a
+        few centimetres; else as it was taken."""
+        held = self.held[hand]
         g = held.grasp.pose
         turned = self._robot_pose()[2] + held.turn - g.yaw    # the base turned since the grasp
         hand_now = Rotation.from_euler("z", turned).as_matrix() @ g.matrix()[:3, :3]
         mouth = mouth_in_hand(g, held.seen)
-        # Where it sits in the hand now, where the hand's frame and the thing are seen: it may
-        # have sagged or turned in the fingers since the grasp, and the mouth must be over the
-        # opening within a few centimetres.
-        tcp = self.frames.transform(self.map_frame, link) if self.frames is not None else None
-        now = self.poses.find(goal.source)
+        tcp = self.frames.transform(self.map_frame, self.links[hand]) if self.frames is not None else None
+        now = self.poses.find(source)
         if tcp is not None and now is not None and now.has_box:
             hand_now = tcp[:3, :3]
             mouth = hand_now.T @ (np.array([now.x, now.y, now.top]) - tcp[:3, 3])
+        return mouth, hand_now
+
+    def _tip_over(self, goal, hand: str, target: SeenObject, mouth: np.ndarray, hand_now: np.ndarray, what: str,
+                  cancel) -> "tuple[Optional[Failure] | bool, list[str]]":
+        """The ways to tip it over ``target`` from where the base stands, in turn: (None or a
+        Failure: the pour ended so; False: none was reached, and why)."""
+        held, group, link = self.held[hand], self.groups[hand], self.links[hand]
         self.arm.keep_clear(self._clear_around())
         missed, upright_reached = [], False
         for tip in tips(mouth, held.seen.size[2], hand_now, target, self._robot_xy()):
@@ -1019,7 +1056,7 @@ class RobotSkillsNode(Node):
                 problem = self.arm.move_to(group, tip.upright, link, cancel)
                 if problem is not None:
                     if self._ends_skill(problem):
-                        return self._problem(what, problem)
+                        return self._problem(what, problem), missed
                     missed.append(f"upright over {goal.target}: {problem.why}")
                     break
                 upright_reached = True
@@ -1027,15 +1064,14 @@ class RobotSkillsNode(Node):
             if problem is None:
                 failure = self._steps(what, cancel, lambda: self._hold(self.pour_hold, cancel))
                 if failure is not None:
-                    return failure
+                    return failure, missed
                 # Upright again where the arm finds a way; the pour is done either way.
                 self.arm.move_to(group, tip.upright, link, cancel)
-                return self._poured_into(goal, what)
+                return self._poured_into(goal, what), missed
             if self._ends_skill(problem):
-                return self._problem(what, problem)
+                return self._problem(what, problem), missed
             missed.append(problem.why)
-        return self._unreachable(what, f"no way to tip {goal.source} over {goal.target} the arm reaches", missed,
-                                 f"stand closer to {goal.target}")
+        return False, missed
 
     @staticmethod
     def _unreachable(what: str, why: str, missed: list[str], suggestion: str) -> Failure:
