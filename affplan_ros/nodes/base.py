@@ -286,7 +286,8 @@ class FutureWait:
         """"done", "stopped" (``stop()`` said so) or "timeout"."""
         while not self._done.wait(0.05):
             if stop():
-                return "stopped"
+                # What came while stop() was asked wins: a server that answered and then went.
+                return "done" if self._done.is_set() else "stopped"
             if time.monotonic() > deadline:
                 return "timeout"
         return "done"
@@ -300,15 +301,16 @@ YOUNG_SERVER_S = 10.0   # a server seen (or a client used) for less long may not
 MAX_SENDS = 3           # a request goes out at most this often
 
 
-def _servers(node: Optional[Node], name: str) -> set:
+def _servers(node: Optional[Node], name: str, unknown: Optional[frozenset] = frozenset()) -> Optional[set]:
     """The request readers of service ``name`` in the graph (a killed server stays listed until
-    its DDS lease runs out; a restarted one appears beside it)."""
+    its DDS lease runs out; a restarted one appears beside it); ``unknown`` where the graph
+    cannot be asked."""
     if node is None:
-        return set()
+        return set(unknown) if unknown is not None else None
     try:
         infos = node.get_subscriptions_info_by_topic(f"rq{name}Request", no_mangle=True)
     except Exception:  # noqa: BLE001 - another RMW naming scheme: no restart detection
-        return set()
+        return set(unknown) if unknown is not None else None
     return {bytes(i.endpoint_gid) for i in infos}
 
 
@@ -326,7 +328,9 @@ class ServerWatch:
         """Polled often: the graph is asked at most every ``every_s``."""
         if not self._gone and self._first and time.monotonic() >= self._next:
             self._next = time.monotonic() + self._every
-            self._gone = not (self._first & _servers(self._node, self._name))
+            now = _servers(self._node, self._name, unknown=None)
+            # A graph that could not be asked this time says nothing of the server.
+            self._gone = now is not None and not (self._first & now)
         return self._gone
 
 

@@ -43,3 +43,42 @@ def test_a_request_not_marked_repeatable_is_sent_once():
     response, why = call_service(client, "req", 2.0)
     assert response is None and client.sent == 1
     assert why == "no answer within 2 s from /t/write_once_lost"
+
+
+def test_a_result_that_comes_as_the_server_goes_is_the_result():
+    """A skill server that answers and then exits: its answer is taken, not 'stopped'."""
+    from rclpy.task import Future as RclFuture
+
+    from affplan_ros.nodes.base import FutureWait
+
+    future = RclFuture()
+
+    def answered_then_gone() -> bool:
+        future.set_result("failed: out of reach")
+        return True
+
+    assert FutureWait(future).until(time.monotonic() + 5.0, answered_then_gone) == "done"
+    assert FutureWait(RclFuture()).until(time.monotonic() + 5.0, lambda: True) == "stopped"
+
+
+def test_a_graph_that_cannot_be_asked_does_not_make_a_server_gone():
+    from affplan_ros.nodes.base import ServerWatch
+
+    class Info:
+        endpoint_gid = b"server-1"
+
+    class Node:
+        broken = False
+
+        def get_subscriptions_info_by_topic(self, _topic, no_mangle=False):
+            if self.broken:
+                raise RuntimeError("rcl: the graph is busy")
+            return [Info()]
+
+    node = Node()
+    watch = ServerWatch(node, "/affplan/skills/pour", every_s=0.0)
+    node.broken = True
+    assert not watch.gone()
+    node.broken = False
+    node.get_subscriptions_info_by_topic = lambda _topic, no_mangle=False: []
+    assert watch.gone()
