@@ -211,7 +211,7 @@ def _run_case(case: dict, r: dict) -> None:
     t_exec, sim0 = time.monotonic(), world.sim_seconds
     try:
         if cfg.get("stack") == "robot":
-            _run_on_robot(case, r, ex, world, pr.plan, desired, left())
+            _run_on_robot(case, r, ex, world, oam, pr.plan, desired, left())
             return
         result = ex.execute(pr.plan)
     finally:
@@ -246,7 +246,7 @@ def _run_case(case: dict, r: dict) -> None:
         _blame_the_data(r, scene, desired)
 
 
-def _run_on_robot(case: dict, r: dict, judge, world, steps, desired, left_s: float) -> None:
+def _run_on_robot(case: dict, r: dict, judge, world, oam, steps, desired, left_s: float) -> None:
     """The plan carried out by the robot's own software on the case's world; ``judge`` (the
     physics executor, never used to move anything) reads the relations from the physics after."""
     from affplan_ros.bench.physics_robot import RobotStack
@@ -255,7 +255,7 @@ def _run_on_robot(case: dict, r: dict, judge, world, steps, desired, left_s: flo
     if stack is None:
         stack = _WORKER["robot"] = RobotStack()
     t0 = time.monotonic()
-    run = stack.run(world, case["scene_path"], steps, left_s)
+    run = stack.run(world, oam, case["scene_path"], steps, left_s)
     r["execute_wall_seconds"] = round(time.monotonic() - t0, 3)
     r["sim_seconds"] = round(run.sim_seconds, 3)
     if r["execute_wall_seconds"] > 0 and r["sim_seconds"] > 0:

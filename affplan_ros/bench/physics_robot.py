@@ -68,14 +68,14 @@ class RobotStack:
         response.answered, response.answer = True, "no"
         return response
 
-    def run(self, world, scene_path: str, steps: Sequence, timeout_s: float) -> RobotRun:
+    def run(self, world, oam, scene_path: str, steps: Sequence, timeout_s: float) -> RobotRun:
         from rclpy.parameter import Parameter
 
         from affplan_ros.nodes.sim_hardware import SimHardwareNode
         from affplan_ros.suite import start_suite
 
         out = RobotRun()
-        hardware = SimHardwareNode(world=world, parameter_overrides=[
+        hardware = SimHardwareNode(world=world, oam=oam, parameter_overrides=[
             Parameter("real_time_factor", value=0.0), Parameter("camera_rate_hz", value=0.0)])
         self.executor.add_node(hardware)
         sim0 = world.sim_seconds

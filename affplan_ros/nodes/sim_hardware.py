@@ -43,7 +43,9 @@ The people of the home are part of the world, not of the robot: cooperative and 
 they take what a robot hand holds out to them within their reach (sim/hardware/people.py). So are
 its liquids: a container held tipped empties into the one its mouth is over, else is spilled
 (sim/hardware/liquids.py); and its screw caps come off when a hand holds one and turns it
-anticlockwise, go on turned clockwise (sim/hardware/lids.py).
+anticlockwise, go on turned clockwise (sim/hardware/lids.py). A held knife brought down onto food
+lying on something cuts it, what lies in water gets wet, and a wet sponge drawn over a surface's
+top cleans it (sim/hardware/tools.py; which things cut, are food or wipe: ``oam_file``).
 """
 from __future__ import annotations
 
@@ -56,6 +58,7 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
+from affplan_ros.core.knowledge.oam import OamFormatError, load_oam
 from affplan_ros.env import config_file
 from affplan_ros.nodes.base import LATCHED_QOS, RELIABLE_SENSOR_QOS, run_node
 from affplan_ros.nodes.params import Param, declare_params
@@ -73,6 +76,8 @@ PARAMS = (
           "as rendering allows at most (0 = no camera)", minimum=0),
     Param("camera_width", 320, "head camera image width, pixels", minimum=16),
     Param("camera_height", 240, "head camera image height, pixels", minimum=16),
+    Param("oam_file", "", "object-affordance mapping: which things cut, are food, wipe (default: the built-in "
+          "kitchen OAM)"),
     Param("referee_rate_hz", 10.0, "/referee/objects messages per simulated second: the simulator's truth for "
           "benchmarks and tests, never for the robot's software (0 = none)", minimum=0),
 )
@@ -86,9 +91,10 @@ NAV_CLEARANCE_M = 0.05     # kept between the base's disc and anything, as Nav2'
 
 
 class SimHardwareNode(Node):
-    def __init__(self, world=None, parameter_overrides=None) -> None:
+    def __init__(self, world=None, oam=None, parameter_overrides=None) -> None:
         """``world``: a physics world already built (a benchmark that judges it afterwards);
-        else the node builds the one of its ``scenario`` parameter."""
+        else the node builds the one of its ``scenario`` parameter. ``oam``: its object-affordance
+        mapping (else the one of ``oam_file``)."""
         super().__init__("sim_hardware", parameter_overrides=parameter_overrides)
         p = declare_params(self, PARAMS)
         try:
@@ -106,6 +112,7 @@ class SimHardwareNode(Node):
         from affplan_ros.sim.hardware.names import HardwareNames, HardwareNamesError
         from affplan_ros.sim.hardware.people import People
         from affplan_ros.sim.hardware.state import RobotState
+        from affplan_ros.sim.hardware.tools import Tools
         from affplan_ros.sim.hardware.trajectories import TrajectoryController
         from affplan_ros.sim.physics.world import build_world
         from affplan_ros.sim.world_scenario import load_scenario
@@ -117,11 +124,12 @@ class SimHardwareNode(Node):
         names_path = config_file("hardware/tiago.yaml", p.hardware_names)
         try:
             names = HardwareNames.from_file(names_path)
+            oam = oam if oam is not None else load_oam(p.oam_file or None)
             started = time.monotonic()
             self.world = world if world is not None else build_world(load_scenario(path).scene)
             self.state = RobotState(self.world.model, names)
             urdf = robot_urdf(self.world.model, names)
-        except (OSError, HardwareNamesError) as exc:
+        except (OSError, HardwareNamesError, OamFormatError) as exc:
             raise ValueError(f"cannot build the robot's hardware: {exc}") from exc
         except ValueError as exc:   # ScenarioError, a model URDF cannot describe
             raise ValueError(f"cannot build the robot's hardware from {path}: {exc}") from exc
@@ -160,6 +168,7 @@ class SimHardwareNode(Node):
         self.people = People(self.world)    # they take what a robot hand holds out to them
         self.liquids = Liquids(self.world)  # a tipped container's liquid flows out
         self.lids = Lids(self.world)        # a screw cap held and turned comes off (goes on)
+        self.tools = Tools(self.world, oam)  # a knife cuts, water wets, a wet sponge cleans
         self._servers.append(ActionServer(self, NavigateToPose, names.navigate_action, execute_callback=self._navigate,
                                           goal_callback=self._check_navigation,
                                           cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group))
@@ -209,6 +218,7 @@ class SimHardwareNode(Node):
                     self.people.update(self.world.data, period)
                     self.liquids.update(self.world.data, period)
                     self.lids.update(self.world.data, period)
+                    self.tools.update(self.world.data, period)
                     self.world.step(steps)
                     stamp = self._stamp()
                     state = (self.state.joints(self.world.data), self.state.odometry(self.world.data),

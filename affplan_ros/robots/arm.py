@@ -144,11 +144,14 @@ class BuiltinArm:
         """Of ``names``, those not shared between the arms (a Tiago++'s torso lift)."""
         return [n for n in names if self.shared is None or n not in self.shared.joints]
 
-    def _limits(self, names: Sequence[str]) -> Limits:
+    def _limits(self, names: Sequence[str], speed: float = 1.0) -> Limits:
+        """The joints' limits, scaled by ``speed`` (a fraction of them, as MoveIt's velocity and
+        acceleration scaling factors)."""
         shared = self.shared
-        velocity = {n: shared.max_velocity if shared and n in shared.joints else self.max_velocity for n in names}
-        acceleration = {n: shared.max_acceleration if shared and n in shared.joints else self.max_acceleration
-                        for n in names}
+        velocity = {n: speed * (shared.max_velocity if shared and n in shared.joints else self.max_velocity)
+                    for n in names}
+        acceleration = {n: speed * (shared.max_acceleration if shared and n in shared.joints
+                                    else self.max_acceleration) for n in names}
         return Limits(velocity, acceleration)
 
     # -- the Arm protocol --------------------------------------------------------------------------
@@ -173,7 +176,8 @@ class BuiltinArm:
             return Problem(why, Cause.MOTION_FAILED)
         return client, kin
 
-    def move_to(self, group: str, pose: Pose, link: str, cancel, line: bool = False) -> Optional[Problem]:
+    def move_to(self, group: str, pose: Pose, link: str, cancel, line: bool = False,
+                speed: float = 1.0) -> Optional[Problem]:
         ready = self._ready(group, cancel)
         if isinstance(ready, Problem):
             return ready
@@ -195,7 +199,7 @@ class BuiltinArm:
         if planned.waypoints is None:
             cause = Cause.BLOCKED if "collision" in planned.why else Cause.UNREACHABLE
             return Problem(f"no motion of {group} to {where}: {planned.why}", cause)
-        path = timed(names, planned.waypoints, self._limits(names))
+        path = timed(names, planned.waypoints, self._limits(names, speed))
         if cancel():
             return CANCELED
         return self._follow(client, group, path, cancel, where)

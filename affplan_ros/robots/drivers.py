@@ -141,9 +141,10 @@ class Navigator(Protocol):
 
 class Arm(Protocol):
     def move_to(self, group: str, pose: Pose, link: str, cancel: Callable[[], bool],
-                line: bool = False) -> Optional[Problem]:
+                line: bool = False, speed: float = 1.0) -> Optional[Problem]:
         """Move ``link`` of ``group`` to ``pose``; ``line``: along a straight line of the link
-        (onto a grasp, a lift), where the arm's planner can."""
+        (onto a grasp, a lift), where the arm's planner can; ``speed``: the fraction of the
+        joints' speed and acceleration limits it may use (a knife brought down onto food)."""
 
     def keep_clear(self, boxes: Sequence[Box]) -> None:
         """What the arm's paths must avoid from now on besides the robot itself (map frame)."""
@@ -284,14 +285,16 @@ class MoveItArm:
         self.moveit = MoveItPy(node_name=node_name)
         self.poll_s = poll_s
 
-    def move_to(self, group: str, pose: Pose, link: str, cancel, line: bool = False) -> Optional[Problem]:
-        """``line`` is not asked of MoveIt here: moveit_py plans the motion to the pose."""
+    def move_to(self, group: str, pose: Pose, link: str, cancel, line: bool = False,
+                speed: float = 1.0) -> Optional[Problem]:
+        """``line`` is not asked of MoveIt here: moveit_py plans the motion to the pose; ``speed``
+        below 1 becomes its velocity and acceleration scaling factors."""
         if cancel():
             return CANCELED
         component = self.moveit.get_planning_component(group)
         component.set_start_state_to_current_state()
         component.set_goal_state(pose_stamped_msg=pose.to_msg(), pose_link=link)
-        plan = component.plan()
+        plan = component.plan() if speed >= 1.0 else component.plan(single_plan_parameters=self._scaled(speed))
         where = f"({pose.x:.2f}, {pose.y:.2f}, {pose.z:.2f})"
         if not plan:
             code = int(getattr(getattr(plan, "error_code", None), "val", 0))
@@ -300,6 +303,13 @@ class MoveItArm:
         if cancel():
             return CANCELED
         return self._execute(group, plan.trajectory, cancel, where)
+
+    def _scaled(self, speed: float):
+        from moveit.planning import PlanRequestParameters
+
+        params = PlanRequestParameters(self.moveit, "")
+        params.max_velocity_scaling_factor = params.max_acceleration_scaling_factor = speed
+        return params
 
     def keep_clear(self, boxes: Sequence[Box]) -> None:
         """MoveIt keeps its planning scene from the robot's own sensors (its octomap)."""

@@ -22,10 +22,13 @@ from affplan_ros.robots.drivers import Pose
 from affplan_ros.robots.poses import SeenObject
 
 DOWN = math.pi / 2          # pitch of a hand pointing down
-TIP_CLEARANCE = 0.04        # m from the TCP down to the support: the finger tips (3 cm) stay 1 cm above it
+TIP_CLEARANCE = 0.04        # m from the TCP down to the support: the finger tips (3 cm) stay 1 cm above it ...
+FINGER_TIP_M = 0.03         # ... but under a thing thinner than the pads, they come down nearer (a knife lying
+THIN_TIP_SHARE = 0.25       # flat, 2 cm: 5 mm above it), so that the pads hold more than its top edge
 GRIP_DEPTH = 0.04           # m below its top a thing is held, at most (its middle, if lower)
 RIM_DEPTH = 0.03            # m below its top a wall is held
 FIT_MARGIN = 0.01           # m the fingers open wider than what they take
+LONG_RATIO = 2.5            # a thing this many times longer than wide may be held off its middle
 LEANS = (math.pi / 3, math.pi / 4)   # pitches of a hand leaning forward from above (pointing down: pi/2)
 
 
@@ -35,6 +38,11 @@ class Grasp:
     pose: Pose              # the TCP where the fingers close
     approach: Pose          # where the hand comes in from (and goes back to, without the thing)
     width: float            # across the fingers (m)
+
+
+def tip_clearance(height: float) -> float:
+    """How high above its support the TCP stays taking a thing ``height`` tall lying there."""
+    return min(TIP_CLEARANCE, FINGER_TIP_M + THIN_TIP_SHARE * height)
 
 
 def _extent(obj: SeenObject, props: Optional[ObjectProperties]) -> tuple[float, float, float]:
@@ -47,7 +55,7 @@ def grasps(obj: SeenObject, props: Optional[ObjectProperties], max_opening: floa
            support_top: Optional[float] = None, approach_m: float = 0.12) -> list[Grasp]:
     sx, sy, sz = _extent(obj, props)
     top = obj.z + sz / 2
-    floor = (support_top if support_top is not None else obj.z - sz / 2) + TIP_CLEARANCE
+    floor = (support_top if support_top is not None else obj.z - sz / 2) + tip_clearance(sz)
     height = max(top - min(GRIP_DEPTH, sz / 2), floor)
     out: list[Grasp] = []
     toward = math.atan2(obj.y - robot_xy[1], obj.x - robot_xy[0])   # from the robot to the thing
@@ -59,6 +67,19 @@ def grasps(obj: SeenObject, props: Optional[ObjectProperties], max_opening: floa
         for turn in (-math.pi / 2, math.pi / 2):    # the hand's y along ``across``, either way round
             yaw = _nearest(across + turn, toward)
             pose = Pose(obj.x, obj.y, height, yaw, obj.frame, pitch=DOWN)
+            out.append(Grasp("top", pose, pose.offset(dz=approach_m), width))
+    # A long thing is also taken half way to either end (where what lies beside its middle is in
+    # the fingers' way), the end nearer the robot first.
+    for width, a in sides:
+        length = (sx, sy)[1 - a]
+        if length < LONG_RATIO * width:
+            continue
+        along = obj.yaw + (1 - a) * math.pi / 2
+        ends = sorted((length / 4 * sign for sign in (1.0, -1.0)), key=lambda d: d * math.cos(along - toward))
+        yaw = _nearest(along if math.cos(along - toward) >= 0 else along + math.pi, toward)
+        for d in ends:
+            x, y = obj.x + d * math.cos(along), obj.y + d * math.sin(along)
+            pose = Pose(x, y, height, yaw, obj.frame, pitch=DOWN)
             out.append(Grasp("top", pose, pose.offset(dz=approach_m), width))
     # Leaning forward from above, pointing from the robot at it: the hand reaches further (the
     # front of a deep counter), the fingers across the thing as seen from the robot.

@@ -291,6 +291,23 @@ def set_down_poses(grasp: Pose, seen: SeenObject, above_bottom: float, turn: flo
     return out
 
 
+def blade_over(grasp: Pose, knife: SeenObject, above_bottom: float, turn: float, target: SeenObject, depth: float,
+               base_yaw: float) -> list[Pose]:
+    """The hand's poses that hold a knife (taken at ``grasp`` where it was seen as ``knife``, as
+    ``set_down_poses`` says) level, its edge ``depth`` below the top of ``target`` and a point of
+    its blade over the target's middle: the point half way from its middle to either end along
+    its length (a knife held by its middle cuts with either half)."""
+    length_x = knife.size[0] >= knife.size[1]
+    quarter = max(knife.size[:2]) / 4
+    out = []
+    for pose in set_down_poses(grasp, knife, above_bottom, turn, (target.x, target.y), target.top - depth - 0.01,
+                               base_yaw):
+        along = knife.yaw + (0.0 if length_x else math.pi / 2) + pose.yaw - grasp.yaw
+        for sign in (1.0, -1.0):
+            out.append(pose.offset(dx=-sign * quarter * math.cos(along), dy=-sign * quarter * math.sin(along)))
+    return out
+
+
 def contains_xy(box: SeenObject, x: float, y: float) -> bool:
     c, s = math.cos(box.yaw), math.sin(box.yaw)
     u, v = c * (x - box.x) + s * (y - box.y), -s * (x - box.x) + c * (y - box.y)

@@ -12,8 +12,9 @@ source that knows a thing's extent, a grasp is planned from its box and its clas
 table (robots/grasping.py), and a base goal for a place without a configured pose (``locations``,
 "name x y yaw") is a standing place in front of it.
 
-The generic Skill (cut, chop, ...) has no motion here and fails with a message saying so: leave
-it out of ``robot_capabilities`` and the planner gives it to the person.
+Of the capabilities without a typed action (the generic Skill), ``chop`` moves: the held knife's
+blade comes down onto the thing from above and back up (``_chop``). Any other fails with a message
+saying so: leave it out of ``robot_capabilities`` and the planner gives it to the person.
 
 A closed gripper is read, not trusted: fingers that close to ``empty_grip_m`` or less hold
 nothing (an empty grasp), and after the lift the gripper closes once more to feel whether the
@@ -46,6 +47,7 @@ from affplan_ros.robots.doors import carried, front, moved_to, plans, pull, swee
 from affplan_ros.robots.drivers import CANCELED, DriverUnavailable, Grip, HeldBox, Pose, Problem
 from affplan_ros.robots.grasping import Grasp, cap_yaws, grasps
 from affplan_ros.robots.places import (
+    blade_over,
     container_of,
     contains,
     contains_xy,
@@ -78,7 +80,11 @@ CAP_DEPTH_M = 0.02              # ... held this far below the container's top ..
 CAP_APPROACH_M = 0.06           # ... by a hand coming down from this far above it
 HANDOVER_FROM_PERSON_M = 0.45   # a thing is held out no further than this from the person (within their arm's reach)
 FACE_PERSON_RAD = 0.5           # the base turns to a person further off its heading than this before a handover
-POUR_WAYS_CHECKED = 4          # ways to tip a container the arm's IK checks from each place to stand
+POUR_WAYS_CHECKED = 4           # ways to tip a container the arm's IK checks from each place to stand
+CUT_DEPTH_M = 0.002             # a knife's edge is brought this far below the top of what it cuts ...
+CUT_SPEED = 0.2                 # ... at this fraction of the arm's speed (a quick blow knocks it out of the hand)
+PRESS_M = 0.004                 # a wiping tool's bottom is pressed this far into the surface ...
+STROKE_SPEED = 0.4              # ... and drawn over it at this fraction of the arm's speed
 OPENED_FRACTION = 0.7           # of its range, a door or drawer is open (the arm fits in) ...
 CLOSED_FRACTION = 0.05          # ... and closed
 
@@ -161,7 +167,7 @@ PARAMS = (
 class RobotSkillsNode(Node):
     # skill action type -> the method that moves the robot for it; the generic Skill has none
     MOTIONS = {"Navigate": "_navigate", "Grasp": "_grasp", "Place": "_place", "Open": "_open", "Close": "_close",
-               "Handover": "_handover", "Pour": "_pour", "Wipe": "_wipe"}
+               "Handover": "_handover", "Pour": "_pour", "Wipe": "_wipe", "Skill": "_skill"}
 
     def __init__(self, drivers: Optional[Callable[["RobotSkillsNode"], tuple]] = None) -> None:
         """``drivers(node) -> (navigator, arm, gripper)``; default: Nav2, MoveIt, GripperCommand."""
@@ -239,9 +245,7 @@ class RobotSkillsNode(Node):
         if problem:  # nothing moves for a goal that names nothing the robot knows
             failure = Failure(FailureCode.INVALID, skill.lower(), f"the {skill} goal was rejected", problem)
         elif handler is None:
-            failure = Failure(FailureCode.INVALID, skill.lower(), f"{self.robot_name} cannot {skill.lower()}",
-                              f"the {self.robot_name} backend has no motion for {skill}",
-                              "leave it out of robot_capabilities so that the plan gives it to the person")
+            failure = self._no_motion(skill)
         else:
             try:
                 failure = handler(goal_handle.request, cancel)
@@ -257,6 +261,11 @@ class RobotSkillsNode(Node):
             self.get_logger().warn(failure.feedback())
         return action_type.Result(success=failure is None, failure=failure_to_msg(failure),
                                   duration_s=time.monotonic() - started)
+
+    def _no_motion(self, skill: str) -> Failure:
+        return Failure(FailureCode.INVALID, skill.lower(), f"{self.robot_name} cannot {skill.lower()}",
+                       f"the {self.robot_name} backend has no motion for {skill}",
+                       "leave it out of robot_capabilities so that the plan gives it to the person")
 
     @staticmethod
     def _problem(what: str, problem: Optional[Problem], suggestion: str = "") -> Optional[Failure]:
@@ -455,21 +464,24 @@ class RobotSkillsNode(Node):
     def _fold(self, cancel) -> None:
         """Before the base moves: each hand that holds something comes in beside the body at
         ``carry_height_m`` (holding it as it was taken), so that turning and driving do not
-        sweep it through what stands on a table or counter. A hand the arm cannot bring there
-        stays where it is (the base's move is still tried); an empty hand stays where it is."""
+        sweep it through what stands on a table or counter. An empty hand comes in too, pointing
+        down, where it reaches out past the base's front (left there by a grasp or a put-down: it
+        would arrive inside what the base drives up to). A hand the arm cannot bring there stays
+        where it is (the base's move is still tried)."""
         x, y, yaw = self._robot_pose()
         c, s = math.cos(yaw), math.sin(yaw)
-        for hand, held in self.held.items():
-            link = self.links[hand]
+        for hand in self.hands:
+            link, held = self.links[hand], self.held.get(hand)
             shoulder, now = self.arm.shoulder(link), self.arm.hand_position(link)
-            if shoulder is None or now is None:
+            if shoulder is None or now is None or (held is None and now[0] <= self.base_radius):
                 continue
             ahead, side = CARRY_AHEAD_M, math.copysign(CARRY_SIDE_M, shoulder[1])
             if math.hypot(now[0] - ahead, now[1] - side) < CARRY_NEAR_M:
                 continue
-            g = held.grasp.pose
-            pose = Pose(x + c * ahead - s * side, y + s * ahead + c * side, self.carry_height, yaw + held.turn,
-                        self.map_frame, g.roll, g.pitch)
+            turn, roll, pitch = (held.turn, held.grasp.pose.roll, held.grasp.pose.pitch) if held is not None \
+                else (0.0, 0.0, math.pi / 2)
+            pose = Pose(x + c * ahead - s * side, y + s * ahead + c * side, self.carry_height, yaw + turn,
+                        self.map_frame, roll, pitch)
             self.arm.keep_clear(self._clear_around())
             problem = self.arm.move_to(self.groups[hand], pose, link, cancel)
             if problem is not None and not problem.canceled:
@@ -1090,23 +1102,134 @@ class RobotSkillsNode(Node):
                        f"{goal.source} was tipped over it" + ("" if liquid is not None else " (it was spilled)"),
                        f"fill {goal.source} again", recoverable=True, cause=Cause.SLIPPED)
 
+    def _skill(self, goal, cancel) -> Optional[Failure]:
+        """A capability without a typed action: ``chop`` (tool, target, on, at); no other moves."""
+        if goal.action == "chop" and len(goal.arguments) >= 2:
+            return self._chop(goal.arguments[0], goal.arguments[1], cancel)
+        return self._no_motion(goal.action or "Skill")
+
+    def _chop(self, knife: str, target: str, cancel) -> Optional[Failure]:
+        """The held knife's blade (half way between the hand and either end) down onto ``target``
+        from above, ``CUT_DEPTH_M`` below its top, and back up; then the hand feels the knife
+        is still there."""
+        what = f"chop {target} with {knife}"
+        hand = self._hand_with(knife)
+        if hand is None:
+            return self._not_holding(knife, what)
+        group, link = self.groups[hand], self.links[hand]
+        held, seen = self.held.get(hand), self.poses.find(target)
+        if held is None or seen is None or not seen.has_box:   # a configured point: the hand down onto it
+            pose = self._pose(target, None)
+            if pose is None:
+                return self._no_pose(what, target)
+            return self._steps(what, cancel,
+                               lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel),
+                               lambda: self.arm.move_to(group, pose, link, cancel, line=True, speed=CUT_SPEED),
+                               lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel, line=True),
+                               lambda: self._close_on(hand, knife, what, cancel, again=True))
+        known = self.poses.everything()
+        # Where to stand: round the table a cutting board lies on (or what the target lies on).
+        support = support_of(seen, known)
+        stand_at = (support_of(support, known) or support) if support is not None else None
+
+        def ways(base: Pose) -> list[list[Pose]]:
+            reach = (base.x + self.reach_ahead * math.cos(base.yaw), base.y + self.reach_ahead * math.sin(base.yaw))
+            out = [[p.offset(dz=self.approach), p] for p in blade_over(held.grasp.pose, held.seen, held.above_bottom,
+                                                                       held.turn, seen, CUT_DEPTH_M, base.yaw)]
+            return sorted(out, key=lambda w: math.hypot(w[1].x - reach[0], w[1].y - reach[1]))
+
+        way, failure, missed = self._press_onto(what, hand, ways, stand_at, (seen.x, seen.y), target, CUT_SPEED,
+                                                cancel)
+        if way is not None:
+            return self._steps(what, cancel, partial(self.arm.move_to, group, way[0], link, cancel, line=True),
+                               lambda: self._close_on(hand, knife, what, cancel, again=True))
+        return failure or self._unreachable(what, f"no way to bring {knife} down onto {target} the arm reaches",
+                                            missed, f"stand closer to {target}")
+
+    def _press_onto(self, what: str, hand: str, ways, stand_at: Optional[SeenObject], point: tuple[float, float],
+                    touched: str, speed: float, cancel) -> tuple[Optional[list[Pose]], Optional[Failure], list[str]]:
+        """The held tool onto ``touched``: the first of ``ways`` (a base pose -> ways, each the
+        pose above and the pose on it, ...) the arm finds a motion above and a line down to (at
+        ``speed``), from where the base stands, else after it stepped in front of ``stand_at``
+        towards ``point``. (The way reached, the hand now on it; or a failure; and why each way
+        was missed.)"""
+        group, link = self.groups[hand], self.links[hand]
+        missed: list[str] = []
+        for attempt in range(2):
+            known = self.poses.everything()
+            above, down = self._clear_around(known), self._clear_around(known, skip=[touched])
+            for way in ways(Pose(*self._robot_pose())):
+                self.arm.keep_clear(above)
+                problem = self.arm.move_to(group, way[0], link, cancel)
+                if problem is None:
+                    self.arm.keep_clear(down)
+                    problem = self.arm.move_to(group, way[1], link, cancel, line=True, speed=speed)
+                if problem is None:
+                    return way, None, missed
+                if self._ends_skill(problem):
+                    return None, self._problem(what, problem), missed
+                missed.append(problem.why)
+            if attempt == 0:
+                moved = self._step_in_front(stand_at, point, what, cancel, hand, ways)
+                if isinstance(moved, Failure):
+                    return None, moved, missed
+                if not moved:
+                    break
+        return None, None, missed
+
     def _wipe(self, goal, cancel) -> Optional[Failure]:
-        """Strokes back and forth over the surface with the held tool, then lift it."""
+        """The held tool set onto a free patch of the surface as it was taken (its bottom pressed
+        ``PRESS_M`` into the top), drawn ``wipe_stroke_m`` to either side across the base's
+        heading ``wipe_strokes`` times, and lifted; then the hand feels it is still there. Without
+        a box of the surface (a configured pose): strokes along x at its pose."""
         what = f"wipe {goal.surface} with {goal.tool}"
         hand = self._hand_with(goal.tool)
         if hand is None:
             return self._not_holding(goal.tool, what)
-        pose = self._pose(goal.surface, goal.surface_pose)
-        if pose is None:
-            return self._no_pose(what, goal.surface)
         group, link = self.groups[hand], self.links[hand]
-        contact = pose.offset(dz=0.02)
-        strokes = [contact.offset(dx=sign * self.stroke) for _ in range(self.strokes) for sign in (1, -1)]
-        return self._steps(what, cancel,
-                           lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel),
-                           lambda: self.arm.move_to(group, contact, link, cancel),
-                           *[partial(self.arm.move_to, group, stroke, link, cancel) for stroke in strokes],
-                           lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel))
+        held = self.held.get(hand)
+        surface = None if goal.surface_pose else self.poses.find(goal.surface)
+        if held is None or surface is None or not surface.has_box:
+            pose = self._pose(goal.surface, goal.surface_pose)
+            if pose is None:
+                return self._no_pose(what, goal.surface)
+            contact = pose.offset(dz=0.02)
+            strokes = [contact.offset(dx=sign * self.stroke) for _ in range(self.strokes) for sign in (1, -1)]
+            return self._steps(what, cancel,
+                               lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel),
+                               lambda: self.arm.move_to(group, contact, link, cancel),
+                               *[partial(self.arm.move_to, group, stroke, link, cancel) for stroke in strokes],
+                               lambda: self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel))
+        known = self.poses.everything()
+        patch = max(held.seen.size[:2]) / 2 + self.stroke     # the strokes' reach: kept clear of things on it
+
+        def ways(base: Pose) -> list[list[Pose]]:
+            reach = (base.x + self.reach_ahead * math.cos(base.yaw), base.y + self.reach_ahead * math.sin(base.yaw))
+            across = (-math.sin(base.yaw), math.cos(base.yaw))
+            out = []
+            for x, y in free_spots(surface, patch, known, reach, skip=[*self.holding.values(), *self.skip_names])[:3]:
+                for pose in _set_down(held, (x, y), surface.top - PRESS_M, base.yaw):
+                    ends = [pose.offset(dx=sign * self.stroke * across[0], dy=sign * self.stroke * across[1])
+                            for sign in (1.0, -1.0)]
+                    out.append([pose.offset(dz=self.approach), pose, *ends])
+            return out
+
+        point = self._reach_xy() if contains_xy(surface, *self._reach_xy()) else (surface.x, surface.y)
+        way, failure, missed = self._press_onto(what, hand, ways, surface, point, goal.surface, CUT_SPEED, cancel)
+        if way is not None:
+            strokes = [way[2 + k % 2] for k in range(2 * self.strokes)] + [way[1]]
+            return self._steps(what, cancel,
+                               *[partial(self.arm.move_to, group, end, link, cancel, line=True, speed=STROKE_SPEED)
+                                 for end in strokes],
+                               partial(self.arm.move_to, group, way[0], link, cancel, line=True),
+                               lambda: self._close_on(hand, goal.tool, what, cancel, again=True))
+        if failure is not None:
+            return failure
+        if not missed:
+            return Failure(FailureCode.PHYSICAL, what, f"{what} failed", f"no free patch of {goal.surface} to wipe",
+                           f"clear {goal.surface}", recoverable=True, cause=Cause.NO_FREE_SPACE)
+        return self._unreachable(what, f"no way to press {goal.tool} onto {goal.surface} the arm reaches", missed,
+                                 f"stand closer to {goal.surface}")
 
     @staticmethod
     def _hold(seconds: float, cancel) -> Optional[Problem]:

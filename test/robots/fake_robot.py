@@ -23,7 +23,7 @@ class FakeNavigator:
 
 
 class FakeArm:
-    def move_to(self, group, pose, link, cancel, line=False):
+    def move_to(self, group, pose, link, cancel, line=False, speed=1.0):
         log(driver="arm", group=group, link=link, z=round(pose.z, 3), x=round(pose.x, 3), roll=round(pose.roll, 2))
         return None
 

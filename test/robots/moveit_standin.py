@@ -78,9 +78,20 @@ class PlanningComponent:
         p = pose_stamped_msg.pose.position
         self.script.calls.append(("goal", self.group, pose_link, round(p.x, 3), round(p.y, 3), round(p.z, 3)))
 
-    def plan(self) -> MotionPlanResponse:
-        self.script.calls.append(("plan", self.group))
+    def plan(self, single_plan_parameters=None) -> MotionPlanResponse:
+        p = single_plan_parameters
+        self.script.calls.append(("plan", self.group) if p is None else
+                                 ("plan", self.group, p.max_velocity_scaling_factor, p.max_acceleration_scaling_factor))
         return MotionPlanResponse(1 if self.script.plan_error is None else self.script.plan_error)
+
+
+class PlanRequestParameters:
+    """moveit_py's plan parameters: read from the node's parameters under ``namespace``; MoveIt's
+    defaults (scaling factors 1) here."""
+
+    def __init__(self, moveit: "MoveItPy", namespace: str = ""):
+        self.planning_pipeline, self.planner_id, self.planning_time = "ompl", "", 1.0
+        self.max_velocity_scaling_factor = self.max_acceleration_scaling_factor = 1.0
 
 
 class MoveItPy:
@@ -106,6 +117,7 @@ def modules() -> dict[str, types.ModuleType]:
     planning = types.ModuleType("moveit.planning")
     planning.MoveItPy = MoveItPy
     planning.PlanningComponent = PlanningComponent
+    planning.PlanRequestParameters = PlanRequestParameters
     package = types.ModuleType("moveit")
     package.planning = planning
     package.__path__ = []

@@ -38,6 +38,12 @@ def test_a_motion_is_planned_to_the_pose_and_executed(arm):
                             ("plan", "arm_left"), ("execute", "arm_left", False)]
 
 
+def test_a_slow_motion_asks_moveit_to_scale_its_speed(arm):
+    driver, script = arm
+    assert driver.move_to("arm_left", pose(), "gripper_left_grasping_frame", lambda: False, speed=0.2) is None
+    assert ("plan", "arm_left", 0.2, 0.2) in script.calls and ("execute", "arm_left", False) in script.calls
+
+
 @pytest.mark.parametrize("code, name, cause", [(-31, "NO_IK_SOLUTION", Cause.UNREACHABLE),
                                                (-12, "GOAL_IN_COLLISION", Cause.BLOCKED)])
 def test_a_plan_that_fails_moves_nothing_and_says_why(arm, code, name, cause):

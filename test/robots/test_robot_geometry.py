@@ -10,7 +10,7 @@ import pytest
 
 from affplan_ros.core.knowledge.objects import load_object_table
 from affplan_ros.robots.drivers import Box
-from affplan_ros.robots.grasping import DOWN, TIP_CLEARANCE, grasps
+from affplan_ros.robots.grasping import DOWN, TIP_CLEARANCE, grasps, tip_clearance
 from affplan_ros.robots.kinematics import KinematicsError, RobotKinematics
 from affplan_ros.robots.motion import Limits, joint_path, line_path, segment_collision, timed
 from affplan_ros.robots.places import free_spots, line_up, standing_places, support_of
@@ -209,6 +209,36 @@ def test_turned_side_on_the_arm_reaches_the_middle_of_a_deep_table(kin):
     assert (facing.x, facing.y) == pytest.approx((0.0, -0.4 - 0.37)) and math.sin(facing.yaw) == pytest.approx(1.0)
     assert not reaches(facing)
     assert any(reaches(p) for p in stands[:21] if abs(math.remainder(p.yaw - math.pi / 2, math.tau)) > 1.0)
+
+
+def test_a_long_thin_knife_is_taken_low_and_also_half_way_to_either_end():
+    """Thinner than the pads: the finger tips come nearer the table than for a banana; long: after
+    the grasps at its middle, the grasps half way to either end, the end nearer the robot first."""
+    knife = SeenObject("kitchen_knife0", 0.7, 0.0, 0.76, 0.0, (0.30, 0.04, 0.02))
+    got = grasps(knife, load_object_table().get("kitchen_knife"), 0.09, (0.0, 0.0), support_top=0.75)
+    tops = [g for g in got if g.kind == "top"]
+    assert [round(g.pose.x, 3) for g in tops] == [0.7, 0.7, 0.625, 0.775]
+    assert all(g.pose.z == pytest.approx(0.75 + tip_clearance(0.02)) for g in tops)
+    assert tip_clearance(0.02) < TIP_CLEARANCE == tip_clearance(0.2)
+    for g in tops:     # the fingers close across the knife (along y), whichever the grasp
+        assert abs(math.sin(g.pose.yaw + math.pi / 2)) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_a_knife_comes_down_with_a_point_of_its_blade_over_what_it_cuts():
+    from affplan_ros.robots.drivers import Pose
+    from affplan_ros.robots.places import blade_over
+
+    knife = SeenObject("kitchen_knife0", 1.0, 0.0, 0.76, 0.0, (0.30, 0.04, 0.02))
+    grasp = Pose(1.0, 0.0, 0.785, math.pi / 2, pitch=math.pi / 2)     # by its middle, from above
+    tomato = SeenObject("tomato0", 0.5, 1.0, 0.82, 0.0, (0.07, 0.07, 0.07))
+    for base_yaw in (0.0, 1.0):
+        poses = blade_over(grasp, knife, 0.025, math.pi / 2, tomato, 0.002, base_yaw)
+        assert len(poses) == 4, "either half of the blade, the knife either way round"
+        for pose in poses:
+            assert pose.z - 0.025 == pytest.approx(tomato.top - 0.002), "its edge just below the tomato's top"
+            along = pose.yaw - grasp.yaw                  # the knife's length turned as the hand
+            ends = [(pose.x + k * 0.075 * math.cos(along), pose.y + k * 0.075 * math.sin(along)) for k in (1, -1)]
+            assert min(math.hypot(x - 0.5, y - 1.0) for x, y in ends) == pytest.approx(0.0, abs=1e-9)
 
 
 def test_a_bowl_held_by_its_rim_is_set_down_with_its_middle_on_the_spot():

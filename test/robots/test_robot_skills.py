@@ -96,9 +96,23 @@ def test_pour_wipe_and_receive_move_arm_and_gripper(robot):
 def test_a_skill_without_motion_fails_with_advice(robot):
     from affplan_ros.msg import FailureObservation
 
-    res = send("Skill", agent="robot0", action="chop", arguments=["knife0", "apple0", "board0", "table0"])
+    res = send("Skill", agent="robot0", action="heat_liquid", arguments=["pot0", "water0", "stove0", "kitchen0"])
     assert not res.success and res.failure.code == FailureObservation.CODE_INVALID
-    assert "no motion for Skill" in res.failure.why and "robot_capabilities" in res.failure.suggestion
+    assert "no motion for heat_liquid" in res.failure.why and "robot_capabilities" in res.failure.suggestion
+
+
+def test_a_chop_brings_the_held_knife_down_onto_the_thing(robot):
+    from affplan_ros.msg import FailureObservation
+
+    res = send("Skill", agent="robot0", action="chop", arguments=["cup0", "apple0", "table0", "table0"])
+    assert not res.success and res.failure.code == FailureObservation.CODE_PRECONDITION   # no knife in hand
+    assert send("Grasp", agent="robot0", object="cup0", support="table0", location="table0").success
+    n = len(robot.output)
+    assert send("Skill", agent="robot0", action="chop", arguments=["cup0", "apple0", "table0", "table0"]).success
+    got = calls(robot, n)
+    assert [(c["driver"], c.get("x"), c.get("z")) for c in got] == [
+        ("arm", 1.4, 0.92), ("arm", 1.4, 0.8), ("arm", 1.4, 0.92), ("gripper", None, None)]   # down, up, feel
+    assert send("Place", agent="robot0", object="cup0", target="table0", relation="on", location="table0").success
 
 
 @pytest.mark.parametrize("robot_config", ["tiago.yaml", "armar.yaml"])

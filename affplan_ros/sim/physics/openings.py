@@ -1,6 +1,7 @@
-"""Where a container's contents leave it and whether that is over another container's opening:
-world geometry shared by the pouring skill (sim/physics/pouring.py) and the hardware's rule that
-lets a tipped container's liquid flow out (sim/hardware/liquids.py)."""
+"""A container's opening and inner space: where its contents leave it, whether that is over
+another container's opening, and what lies in it. World geometry shared by the physics skills
+(sim/physics/pouring.py, skills.py) and the hardware's rules (a tipped container's liquid flows
+out: sim/hardware/liquids.py; what lies in water gets wet: sim/hardware/tools.py)."""
 from __future__ import annotations
 
 import numpy as np
@@ -44,3 +45,27 @@ def mouth_over(world: PhysicsWorld, source: str, target: str) -> bool:
     at = mouth(world, source)
     local = rot.T @ (at - centre)
     return abs(local[0]) <= size[0] and abs(local[1]) <= size[1] and at[2] > rim_height(world, target)
+
+
+def inner_height(world: PhysicsWorld, container: str) -> float:
+    """Free height above a container's inner floor: up to a cabinet's roof, or a carryable
+    container's inner height (what sticks out above a bowl's rim still counts as in it)."""
+    thing = world.things[container]
+    if thing.kind == ThingKind.FURNITURE:
+        centre, _, _ = world.site(thing.inner_site)
+        roof = thing.geometry.height if thing.geometry is not None else centre[2] + 0.5
+        return max(roof - centre[2], 0.05)
+    inner = thing.props.inner
+    return (inner[2] if inner else thing.props.size[2]) + 0.05
+
+
+def lies_in(world: PhysicsWorld, obj: str, container: str) -> bool:
+    """Whether ``obj``'s centre lies in ``container``'s inner volume (above its inner floor,
+    below its rim or roof)."""
+    thing = world.things.get(container)
+    if thing is None or not world.has_site(thing.inner_site) or obj not in world.things:
+        return False
+    centre, rot, size = world.site(thing.inner_site)
+    local = rot.T @ (world.position(obj) - centre)
+    return (abs(local[0]) <= size[0] + 0.02 and abs(local[1]) <= size[1] + 0.02
+            and -0.02 <= local[2] <= inner_height(world, container))

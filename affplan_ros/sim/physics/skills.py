@@ -54,6 +54,7 @@ from affplan_ros.sim.physics.grasps import (
 )
 from affplan_ros.sim.physics.ik import ArmIK, IKResult, horizontal_rotation, tilted_rotation, top_down_rotation
 from affplan_ros.sim.physics.navigation import plan_base_path, segment_clear
+from affplan_ros.sim.physics.openings import inner_height, lies_in
 from affplan_ros.sim.physics.rims import dish_spots, drop_points, first_plan
 from affplan_ros.sim.physics.robot import (
     ARM_SIDES,
@@ -1182,16 +1183,7 @@ class Skills:
         return self._ok(side=side, dropped=True)
 
     def inside(self, obj: str, container: str) -> bool:
-        """Whether ``obj``'s centre lies in ``container``'s inner volume (above its inner floor,
-        below its rim or roof)."""
-        w = self.world
-        thing = w.things.get(container)
-        if thing is None or not w.has_site(thing.inner_site) or obj not in w.things:
-            return False
-        centre, rot, size = w.site(thing.inner_site)
-        local = rot.T @ (w.position(obj) - centre)
-        return (abs(local[0]) <= size[0] + 0.02 and abs(local[1]) <= size[1] + 0.02
-                and -0.02 <= local[2] <= inner_height(w, container))
+        return lies_in(self.world, obj, container)
 
     def _place(self, obj: str, support: str, surface: str, along: Optional[str] = None) -> SkillResult:
         w = self.world
@@ -1631,18 +1623,6 @@ def _round_well(world: PhysicsWorld, support: str) -> Optional[float]:
     """``bodies.round_well`` of a carryable ``support``; None for anything else."""
     thing = world.things.get(support)
     return round_well(thing.props) if thing is not None and thing.kind == ThingKind.OBJECT else None
-
-
-def inner_height(world: PhysicsWorld, container: str) -> float:
-    """Free height above a container's inner floor: up to a cabinet's roof, or a carryable
-    container's inner height (what sticks out above a bowl's rim still counts as in it)."""
-    thing = world.things[container]
-    if thing.kind == ThingKind.FURNITURE:
-        centre, _, _ = world.site(thing.inner_site)
-        roof = thing.geometry.height if thing.geometry is not None else centre[2] + 0.5
-        return max(roof - centre[2], 0.05)
-    inner = thing.props.inner
-    return (inner[2] if inner else thing.props.size[2]) + 0.05
 
 
 def _joint_sweep(base0: BasePose, q0: float, goal: float, anchor: np.ndarray, axis: np.ndarray,

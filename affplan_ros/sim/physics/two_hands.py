@@ -21,6 +21,7 @@ import numpy as np
 
 from affplan_ros.sim.physics.bodies import object_geometry
 from affplan_ros.sim.physics.ik import tilted_rotation, top_down_rotation
+from affplan_ros.sim.physics.openings import inner_height
 from affplan_ros.sim.physics.robot import ARM_SIDES, HOME_TORSO, PAD_HALF, TORSO_JOINT, arm_joints, home_arm
 from affplan_ros.sim.physics.world import BasePose, ThingKind
 
@@ -361,7 +362,6 @@ def _put_spots(sk: "Skills", obj: str, site: str, drop: bool, limit: Optional[in
     """Where ``obj``'s lowest point goes: free spots on the surface ``site`` (``RELEASE_GAP`` over
     it), nearest straight ahead first; or (``drop``) the middle of a bowl's opening, ``DROP_GAP``
     over its rim."""
-    from affplan_ros.sim.physics.skills import inner_height
     w = sk.world
     support = site.split("/")[0]
     centre, _, _ = w.site(site)
