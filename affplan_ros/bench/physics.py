@@ -67,6 +67,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--poses", default="oracle", choices=["oracle"],
                         help="(--stack robot) where the robot learns where things are: oracle (the simulator's "
                              "referee, simulation only)")
+    parser.add_argument("--generated", type=positive_int, metavar="N",
+                        help="instead of the scenario sets: N random kitchens and offices, each with a random task of "
+                             "one capability in turn (bench/generated.py; their scenes are written to OUT/scenes); "
+                             "results by capability")
+    parser.add_argument("--seed", type=int, default=0, help="--generated: the seed of the homes and tasks "
+                                                            "(default: %(default)s)")
     parser.add_argument("--faults", action="store_true",
                         help="instead: inject physical faults (an object moved or taken away before its grasp, a "
                              "door stuck, a grip giving way) into the tasks of --fault-tasks and report what "
@@ -101,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
 
         return physics_faults.run(args)
 
-    cfg = plan._prepare(_plan_args(args))
+    cfg = _generated(args) if args.generated else plan._prepare(_plan_args(args))
     worker = {"mode": "optimal", "time_limit": args.time_limit, "prune": True, "case_limit": args.case_time_limit,
               "video": None, "stack": args.stack, "poses": args.poses}
     if args.video:
@@ -121,6 +127,40 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _generated(args: argparse.Namespace) -> dict:
+    """The cases of ``--generated N --seed S`` (their scenes written to OUT/scenes), planned with
+    the OAM of the simulation scenario sets."""
+    from affplan_ros.bench.datasets import DataNotFoundError, default_oam_path, resolve_data_dir
+    from affplan_ros.bench.frame import BenchSetupError
+    from affplan_ros.bench.generated import generated_cases, write_cases
+    from affplan_ros.bench.plan import OAM_CORRECTIONS, _oam
+    from affplan_ros.core.knowledge.objects import load_object_table
+
+    try:
+        data = resolve_data_dir(args.data)
+        spec = f"{default_oam_path('simulation', data)},{OAM_CORRECTIONS}"
+    except DataNotFoundError as exc:
+        raise BenchSetupError(str(exc)) from exc
+    cases = generated_cases(args.generated, args.seed, load_object_table(), _oam(spec), builds=_lays_out)
+    wanted = {int(c.split("#", 1)[1]) for c in args.case or () if c.startswith("generated#")}
+    return {"cases": write_cases(cases, Path(args.out) / "scenes", args.seed, spec,
+                                 keep=(lambda i: i in wanted) if wanted else None),
+            "sets": ["generated"], "data": f"generated: {args.generated} homes, seed {args.seed}"}
+
+
+def _lays_out(scene_text: str) -> bool:
+    """Whether the physics world builds the scene as written (nothing left on a rim or stacked
+    in the middle because it did not fit where the scene puts it)."""
+    from affplan_ros.core.files.scene_io import parse_scene_text
+    from affplan_ros.sim.physics.world import build_world
+
+    try:
+        world = build_world(parse_scene_text(scene_text))
+    except ValueError:
+        return False
+    return not any("does not fit" in w or "no free space" in w for w in world.warnings)
+
+
 # --------------------------------------------------------------------------------------
 # One case
 
@@ -138,6 +178,7 @@ def case_work(worker_cfg: dict) -> CaseWork:
 
 def _empty(case: dict) -> dict:
     return {"set": case["set"], "index": case["index"], "task": case["task"], "scene_file": case["scene_file"],
+            "capability": case.get("capability"),
             "desired_goal": case["desired_goal"].strip(), "plan_status": None, "plan": [], "steps": 0,
             "steps_executed": 0, "executed": False, "success": False, "goal_holds": False, "failed_step": None,
             "cause": None, "failure": None, "sim_seconds": 0.0, "wall_seconds": 0.0, "execute_wall_seconds": 0.0,
@@ -324,8 +365,10 @@ def _stats(rows: Sequence[dict]) -> dict:
 
 
 def build_report(results: Sequence[dict], sets: Sequence[str], worker: dict, data: str, seconds: float) -> dict:
+    capabilities = sorted({r["capability"] for r in results if r.get("capability")})
     return {"benchmark": "physics", "llm": "oracle", "data": data, "worker": worker, "seconds": round(seconds, 1),
             "sets": {s: _stats([r for r in results if r["set"] == s]) for s in sets},
+            "capabilities": {c: _stats([r for r in results if r.get("capability") == c]) for c in capabilities},
             "totals": _stats(list(results)), "cases": list(results)}
 
 
@@ -374,6 +417,11 @@ def summary_markdown(report: dict, out: Path | None = None) -> str:
         L.append(f"| {name} | {s['cases']} | {rate(s['success'], s['cases'])} | {s['median_rtf']} | "
                  f"{s['sim_seconds']} | {s['execute_wall_seconds']} | {s['wall_seconds']} "
                  f"({s['max_case_wall_seconds']}) |")
+    if report.get("capabilities"):
+        L += ["", "## By capability\n", "| Capability | Cases | Success | Failures by cause |", "|---|---|---|---|"]
+        for name, c in report["capabilities"].items():
+            causes = ", ".join(f"{k} {v}" for k, v in c["causes"].items()) or "-"
+            L.append(f"| {name} | {c['cases']} | {rate(c['success'], c['cases'])} | {causes} |")
     L.append(f"\nExecutable (the scenario's own data does not stand in the way; cause `data` below): "
              f"{t['executable']} of {t['cases']}; success among them {rate(t['success'], t['executable'])}.")
     L += ["", "## Failures by cause\n", "| Cause | Cases | Meaning |", "|---|---|---|"]

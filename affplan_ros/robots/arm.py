@@ -32,6 +32,7 @@ TRAJECTORY_SLACK_S = 10.0   # a controller may take this much longer than its tr
 GOAL_TOLERANCE = 0.1        # rad (m for the torso)
 GOAL_TIME_S = 2.0
 VERTICAL_AXIS = 0.7         # cos of the most a wrist's axis may lean from the vertical for a cap's turn
+IK_RESTARTS, IK_RESTART_RAD, IK_RESTART_SEED = 4, 0.8, 1   # the IK's further starts: turns of the arm's joints
 SEEDS_KEPT = 9              # an arm's latest reach-check solutions kept as starts for the motion's IK
 
 
@@ -283,11 +284,17 @@ class BuiltinArm:
         if line:
             return line_path(kin, link, start, names, target[:3, 3], target[:3, :3])
         solution = kin.solve(link, target[:3, 3], target[:3, :3], start, names)
-        for seed in self._seeds.get(link, []):
-            if solution.ok or "out of reach" not in solution.why:
+        # The IK follows the gradient from where the arm is and can stall short of a pose it
+        # reaches from elsewhere, or end with the elbow against the head: again from where reach
+        # checks found the arm would be, and where it ends in collision, from the arm's joints
+        # turned a little (the same turns each time: a motion is planned the same when asked again).
+        rng = np.random.default_rng(IK_RESTART_SEED)
+        turned = [{n: _within(start[n] + rng.uniform(-IK_RESTART_RAD, IK_RESTART_RAD), kin.limits(n))
+                   for n in self._own(names)} for _ in range(IK_RESTARTS)]
+        for seed in [*self._seeds.get(link, []), *turned]:
+            if solution.ok or not ("out of reach" in solution.why and seed in self._seeds.get(link, [])
+                                   or "in collision" in solution.why):
                 break
-            # The IK follows the gradient from where the arm is and can stall short of a pose it
-            # reaches from elsewhere: again from where reach checks found the arm would be.
             again = kin.solve(link, target[:3, 3], target[:3, :3], {**start, **seed}, names)
             solution = again if again.ok else solution
         if not solution.ok:
@@ -347,3 +354,8 @@ class BuiltinArm:
                 positions=[q[i] for i in index], velocities=[dq[i] for i in index],
                 time_from_start=Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)))
         return goal
+
+
+def _within(value: float, limits: tuple[float, float]) -> float:
+    lo, hi = limits
+    return float(np.clip(value, lo, hi)) if lo < hi else float(value)   # (0, 0): a joint without limits

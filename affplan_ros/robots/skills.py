@@ -151,8 +151,8 @@ PARAMS = (
           "handle, holds a thing out)"),
     Param("reach_ahead_m", 0.55, "how far ahead of the base the hands work best (put-down spots nearest it "
           "first)", above=0),
-    Param("carry_height_m", 1.0, "how high above the floor the hands are carried while the base moves (above "
-          "the tables it passes)", above=0),
+    Param("carry_height_m", 1.0, "how high above the floor the bottom of what a hand holds (an empty hand's "
+          "grasping frame) is carried while the base moves (above the tables and counters it passes)", above=0),
     Param("arm_space_m", 1.4, "what the pose source knows within this of the base is kept clear of by the arm",
           above=0),
     Param("hold_out_m", 0.5, "how far ahead of the base a thing is held out to a person", above=0),
@@ -463,7 +463,7 @@ class RobotSkillsNode(Node):
 
     def _fold(self, cancel) -> None:
         """Before the base moves: each hand that holds something comes in beside the body at
-        ``carry_height_m`` (holding it as it was taken), so that turning and driving do not
+        ``carry_height_m`` (the bottom of what it holds there, held as it was taken), so that turning and driving do not
         sweep it through what stands on a table or counter. An empty hand comes in too, pointing
         down, where it reaches out past the base's front (left there by a grasp or a put-down: it
         would arrive inside what the base drives up to). A hand the arm cannot bring there stays
@@ -480,7 +480,8 @@ class RobotSkillsNode(Node):
                 continue
             turn, roll, pitch = (held.turn, held.grasp.pose.roll, held.grasp.pose.pitch) if held is not None \
                 else (0.0, 0.0, math.pi / 2)
-            pose = Pose(x + c * ahead - s * side, y + s * ahead + c * side, self.carry_height, yaw + turn,
+            height = self.carry_height + (held.above_bottom if held is not None else 0.0)
+            pose = Pose(x + c * ahead - s * side, y + s * ahead + c * side, height, yaw + turn,
                         self.map_frame, roll, pitch)
             self.arm.keep_clear(self._clear_around())
             problem = self.arm.move_to(self.groups[hand], pose, link, cancel)
