@@ -74,8 +74,11 @@ def joint_path(kin: RobotKinematics, start: Mapping[str, float], goal: Mapping[s
     as in ``start``)."""
     a, b = _vector(start, names), _vector(goal, names)
     rest = dict(start)
-    where = kin.collision({**rest, **dict(zip(names, a))})
     first = [a]
+    inside = _inside_limits(kin, names, a)
+    if not np.array_equal(inside, a):   # a joint resting a hair past its stop: OMPL refuses such a start
+        first, a = [a, inside], inside
+    where = kin.collision({**rest, **dict(zip(names, a))})
     if where:
         # As MoveIt's FixStartStateCollision adapter: an arm that stopped just touching a box
         # (a controller's small tracking error, a box the source has since moved) starts from a
@@ -83,7 +86,7 @@ def joint_path(kin: RobotKinematics, start: Mapping[str, float], goal: Mapping[s
         near = _free_near(kin, rest, names, a)
         if near is None:
             return PathResult(why=f"the arm starts in collision: {where}")
-        first, a = [a, near], near
+        first, a = [*first, near], near
     where = kin.collision({**rest, **dict(zip(names, b))})
     if where:
         return PathResult(why=f"the goal is in collision: {where}")
@@ -102,13 +105,22 @@ def _free_near(kin: RobotKinematics, rest: Mapping[str, float], names: Sequence[
     """A collision-free joint state within ``START_JIGGLE_RAD`` of ``q`` (seeded: the same every
     time), or None."""
     rng = np.random.default_rng(0)
-    lows, highs = (np.array([kin.limits(n)[i] for n in names]) for i in (0, 1))
     for scale in np.linspace(0.2, 1.0, 5):
         for _ in range(START_JIGGLE_TRIES // 5):
-            candidate = np.clip(q + rng.uniform(-1.0, 1.0, len(q)) * START_JIGGLE_RAD * scale, lows, highs)
+            candidate = _inside_limits(kin, names, q + rng.uniform(-1.0, 1.0, len(q)) * START_JIGGLE_RAD * scale)
             if not kin.collision({**rest, **dict(zip(names, candidate))}):
                 return candidate
     return None
+
+
+def _inside_limits(kin: RobotKinematics, names: Sequence[str], q: np.ndarray) -> np.ndarray:
+    """``q`` with each limited joint within its limits (a joint without limits as it is)."""
+    out = np.array(q, dtype=float)
+    for i, name in enumerate(names):
+        lo, hi = kin.limits(name)
+        if lo < hi:
+            out[i] = min(max(out[i], lo), hi)
+    return out
 
 
 OMPL_SEED = 1

@@ -106,6 +106,21 @@ def test_a_path_around_a_wall_is_found_checked_and_timed_within_the_limits(kin):
     assert list(trajectory.times) == sorted(trajectory.times)
 
 
+def test_an_arm_resting_a_hair_past_a_stop_is_planned_from_inside_its_limits(kin):
+    """OMPL refuses a start outside its bounds: the path starts where the arm is, then steps
+    inside the limits, and goes round the wall from there."""
+    kin.set_obstacles([])
+    goal = kin.solve(TCP, (0.55, -0.2, 0.95), _down(), TUCKED, ARM)
+    assert goal.ok, goal.why
+    kin.set_obstacles([Box("wall", (0.35, -0.2, 0.9), (0.03, 0.31, 0.31))])
+    lo, hi = kin.limits("arm_right_4_joint")
+    start = {**TUCKED, "arm_right_4_joint": hi + 0.002}
+    path = joint_path(kin, start, {**start, **goal.joints}, ARM)
+    assert path.waypoints is not None, path.why
+    assert path.waypoints[0][3] == pytest.approx(hi + 0.002) and path.waypoints[1][3] <= hi
+    assert all(lo <= w[3] <= hi for w in path.waypoints[1:])
+
+
 def test_a_straight_descent_keeps_the_hand_on_the_line(kin):
     kin.set_obstacles([])
     above = kin.solve(TCP, (0.55, -0.2, 0.95), _down(), TUCKED, ARM)
