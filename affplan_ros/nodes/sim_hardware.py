@@ -111,6 +111,7 @@ class SimHardwareNode(Node):
         from affplan_ros.sim.hardware.liquids import Liquids
         from affplan_ros.sim.hardware.names import HardwareNames, HardwareNamesError
         from affplan_ros.sim.hardware.people import People
+        from affplan_ros.sim.hardware.rules import HomeRules
         from affplan_ros.sim.hardware.state import RobotState
         from affplan_ros.sim.hardware.tools import Tools
         from affplan_ros.sim.hardware.trajectories import TrajectoryController
@@ -169,6 +170,8 @@ class SimHardwareNode(Node):
         self.liquids = Liquids(self.world)  # a tipped container's liquid flows out
         self.lids = Lids(self.world)        # a screw cap held and turned comes off (goes on)
         self.tools = Tools(self.world, oam)  # a knife cuts, water wets, a wet sponge cleans
+        self.rules = HomeRules({"people": self.people, "liquids": self.liquids, "lids": self.lids,
+                                "tools": self.tools}, self.get_logger().error)
         self._servers.append(ActionServer(self, NavigateToPose, names.navigate_action, execute_callback=self._navigate,
                                           goal_callback=self._check_navigation,
                                           cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group))
@@ -215,10 +218,7 @@ class SimHardwareNode(Node):
                 with self.lock:
                     for controller in [*self.grippers.values(), *self.trajectories.values(), self.base]:
                         controller.update(self.world.data, period)
-                    self.people.update(self.world.data, period)
-                    self.liquids.update(self.world.data, period)
-                    self.lids.update(self.world.data, period)
-                    self.tools.update(self.world.data, period)
+                    self.rules.update(self.world.data, period)
                     self.world.step(steps)
                     stamp = self._stamp()
                     state = (self.state.joints(self.world.data), self.state.odometry(self.world.data),
