@@ -21,7 +21,7 @@ import numpy as np
 from affplan_ros.core.model.failure import Cause
 from affplan_ros.robots.drivers import CANCELED, Box, DriverUnavailable, HeldBox, Pose, Problem, finish, send_once
 from affplan_ros.robots.kinematics import Attached, KinematicsError, RobotKinematics
-from affplan_ros.robots.motion import Limits, PathResult, TimedPath, joint_path, line_path, timed
+from affplan_ros.robots.motion import Limits, PathResult, TimedPath, inside_limits, joint_path, line_path, timed
 
 WAIT_FOR_ROBOT_S = 10.0     # for the description, joint states and TF after start-up
 PLAN_TIME_S = 2.0           # OMPL's search, per motion
@@ -288,9 +288,10 @@ class BuiltinArm:
         # reaches from elsewhere, or end with the elbow against the head: again from where reach
         # checks found the arm would be, and where it ends in collision, from the arm's joints
         # turned a little (the same turns each time: a motion is planned the same when asked again).
-        rng = np.random.default_rng(IK_RESTART_SEED)
-        turned = [{n: _within(start[n] + rng.uniform(-IK_RESTART_RAD, IK_RESTART_RAD), kin.limits(n))
-                   for n in self._own(names)} for _ in range(IK_RESTARTS)]
+        rng, own = np.random.default_rng(IK_RESTART_SEED), self._own(names)
+        turned = [dict(zip(own, inside_limits(kin, own, [start[n] for n in own]
+                                              + rng.uniform(-IK_RESTART_RAD, IK_RESTART_RAD, len(own)))))
+                  for _ in range(IK_RESTARTS)]
         for seed in [*self._seeds.get(link, []), *turned]:
             if solution.ok or not ("out of reach" in solution.why and seed in self._seeds.get(link, [])
                                    or "in collision" in solution.why):
@@ -355,7 +356,3 @@ class BuiltinArm:
                 time_from_start=Duration(sec=ns // 1_000_000_000, nanosec=ns % 1_000_000_000)))
         return goal
 
-
-def _within(value: float, limits: tuple[float, float]) -> float:
-    lo, hi = limits
-    return float(np.clip(value, lo, hi)) if lo < hi else float(value)   # (0, 0): a joint without limits

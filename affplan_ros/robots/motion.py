@@ -75,7 +75,7 @@ def joint_path(kin: RobotKinematics, start: Mapping[str, float], goal: Mapping[s
     a, b = _vector(start, names), _vector(goal, names)
     rest = dict(start)
     first = [a]
-    inside = _inside_limits(kin, names, a)
+    inside = inside_limits(kin, names, a)
     if not np.array_equal(inside, a):   # a joint resting a hair past its stop: OMPL refuses such a start
         first, a = [a, inside], inside
     where = kin.collision({**rest, **dict(zip(names, a))})
@@ -107,13 +107,13 @@ def _free_near(kin: RobotKinematics, rest: Mapping[str, float], names: Sequence[
     rng = np.random.default_rng(0)
     for scale in np.linspace(0.2, 1.0, 5):
         for _ in range(START_JIGGLE_TRIES // 5):
-            candidate = _inside_limits(kin, names, q + rng.uniform(-1.0, 1.0, len(q)) * START_JIGGLE_RAD * scale)
+            candidate = inside_limits(kin, names, q + rng.uniform(-1.0, 1.0, len(q)) * START_JIGGLE_RAD * scale)
             if not kin.collision({**rest, **dict(zip(names, candidate))}):
                 return candidate
     return None
 
 
-def _inside_limits(kin: RobotKinematics, names: Sequence[str], q: np.ndarray) -> np.ndarray:
+def inside_limits(kin: RobotKinematics, names: Sequence[str], q: Sequence[float]) -> np.ndarray:
     """``q`` with each limited joint within its limits (a joint without limits as it is)."""
     out = np.array(q, dtype=float)
     for i, name in enumerate(names):

@@ -359,9 +359,10 @@ class RobotSkillsNode(Node):
     def _robot_xy(self) -> tuple[float, float]:
         return self._robot_pose()[:2]
 
-    def _reach_xy(self) -> tuple[float, float]:
-        """The point in front of the base where the arms reach best."""
-        x, y, yaw = self._robot_pose()
+    def _reach_xy(self, base: Optional[Pose] = None) -> tuple[float, float]:
+        """The point in front of the base (standing at ``base``, else where it stands) where the
+        arms reach best."""
+        x, y, yaw = (base.x, base.y, base.yaw) if base is not None else self._robot_pose()
         return x + self.reach_ahead * math.cos(yaw), y + self.reach_ahead * math.sin(yaw)
 
     def _class_of(self, seen: SeenObject) -> Optional[ObjectProperties]:
@@ -1134,7 +1135,7 @@ class RobotSkillsNode(Node):
         stand_at = (support_of(support, known) or support) if support is not None else None
 
         def ways(base: Pose) -> list[list[Pose]]:
-            reach = (base.x + self.reach_ahead * math.cos(base.yaw), base.y + self.reach_ahead * math.sin(base.yaw))
+            reach = self._reach_xy(base)
             out = [[p.offset(dz=self.approach), p] for p in blade_over(held.grasp.pose, held.seen, held.above_bottom,
                                                                        held.turn, seen, CUT_DEPTH_M, base.yaw)]
             return sorted(out, key=lambda w: math.hypot(w[1].x - reach[0], w[1].y - reach[1]))
@@ -1205,7 +1206,7 @@ class RobotSkillsNode(Node):
         patch = max(held.seen.size[:2]) / 2 + self.stroke     # the strokes' reach: kept clear of things on it
 
         def ways(base: Pose) -> list[list[Pose]]:
-            reach = (base.x + self.reach_ahead * math.cos(base.yaw), base.y + self.reach_ahead * math.sin(base.yaw))
+            reach = self._reach_xy(base)
             across = (-math.sin(base.yaw), math.cos(base.yaw))
             out = []
             for x, y in free_spots(surface, patch, known, reach, skip=[*self.holding.values(), *self.skip_names])[:3]:

@@ -14,7 +14,7 @@ import math
 import numpy as np
 
 from affplan_ros.sim.physics.bodies import object_geometry
-from affplan_ros.sim.physics.robot import ARM_SIDES
+from affplan_ros.sim.physics.robot import ARM_SIDES, pad_geoms
 from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind
 
 TURN_RAD = 1.2        # the hand turned this far while holding the cap: it came off (or went on)
@@ -28,7 +28,7 @@ class Lids:
         self.world = world
         self.capped = [n for n, t in world.things.items()
                        if t.kind == ThingKind.OBJECT and t.props.articulation == "lid"]
-        self._pads = {side: [world.model.geom(f"{side}_pad_{f}").id for f in ("a", "b")] for side in ARM_SIDES}
+        self._pads = pad_geoms(world.model)
         self._turning: dict[tuple[str, str], tuple[float, float, np.ndarray]] = {}   # start yaw, turned, position
         self._since = 0.0
 

@@ -12,7 +12,7 @@ from math import hypot
 
 import numpy as np
 
-from affplan_ros.sim.physics.robot import ARM_SIDES
+from affplan_ros.sim.physics.robot import pad_geoms
 from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind
 
 PERSON_REACH = 0.60   # m from the person's centre they reach out to (an arm's length)
@@ -25,7 +25,7 @@ class People:
     def __init__(self, world: PhysicsWorld):
         self.world = world
         self.people = [n for n, t in world.things.items() if t.kind == ThingKind.AGENT and t.placement is not None]
-        self._pads = {side: [world.model.geom(f"{side}_pad_{f}").id for f in ("a", "b")] for side in ARM_SIDES}
+        self._pads = pad_geoms(world.model)
         self._still: dict[str, float] = {}
         self._since = 0.0
 

@@ -23,7 +23,7 @@ import numpy as np
 from affplan_ros.core.knowledge.oam import OamDatabase
 from affplan_ros.sim.physics.bodies import vertical_half
 from affplan_ros.sim.physics.openings import lies_in
-from affplan_ros.sim.physics.robot import ARM_SIDES
+from affplan_ros.sim.physics.robot import pad_geoms
 from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind
 
 CHECK_EVERY_S = 0.05   # s of simulated time between two looks
@@ -42,7 +42,7 @@ class Tools:
                     and oam.has(t.class_name, affordance)]
 
         self.blades, self.food, self.wipers = affording("cut"), set(affording("consumable")), affording("wet-swipe")
-        self._pads = {side: [world.model.geom(f"{side}_pad_{f}").id for f in ("a", "b")] for side in ARM_SIDES}
+        self._pads = pad_geoms(world.model)
         self._heights: dict[str, float] = {}                   # blade -> its height at the last look
         self._wiped: dict[tuple[str, str], float] = {}         # (tool, surface) -> m drawn across it
         self._last_xy: dict[str, np.ndarray] = {}              # tool -> where it was at the last look

@@ -63,6 +63,11 @@ def tcp_site(side: str) -> str:
     return f"{side}_tcp"
 
 
+def pad_geoms(model) -> dict[str, list[int]]:
+    """Per arm side, the geom ids of its two finger pads (what holds a thing between them)."""
+    return {side: [model.geom(f"{side}_pad_{f}").id for f in ("a", "b")] for side in ARM_SIDES}
+
+
 @dataclass(frozen=True)
 class RobotSpec:
     """The figures the MJCF is generated from (see the module docstring for their sources)."""
@@ -299,5 +304,5 @@ __all__ = [
     "ARM_SIDES", "BASE_JOINTS", "HEAD_JOINTS", "HOME_ARM", "HOME_TORSO", "LOOK_ARM", "ROBOT_COLLISION", "RobotSpec",
     "TIAGO_PP",
     "PAD_HALF", "TORSO_JOINT", "WORLD_COLLISION", "arm_joints", "finger_joints", "home_arm", "robot_actuator_xml",
-    "robot_body_xml", "robot_only_xml", "tcp_site", "FINGER_KP", "FINGER_SQUEEZE",
+    "pad_geoms", "robot_body_xml", "robot_only_xml", "tcp_site", "FINGER_KP", "FINGER_SQUEEZE",
 ]
