@@ -106,7 +106,9 @@ def test_a_chop_brings_the_held_knife_down_onto_the_thing(robot):
 
     res = send("Skill", agent="robot0", action="chop", arguments=["cup0", "apple0", "table0", "table0"])
     assert not res.success and res.failure.code == FailureObservation.CODE_PRECONDITION   # no knife in hand
+    n = len(robot.output)
     assert send("Grasp", agent="robot0", object="cup0", support="table0", location="table0").success
+    calls(robot, n)              # the grasp's lines arrive after its result: waited for before counting
     n = len(robot.output)
     assert send("Skill", agent="robot0", action="chop", arguments=["cup0", "apple0", "table0", "table0"]).success
     got = calls(robot, n)
