@@ -317,21 +317,26 @@ def _servers(node: Optional[Node], name: str, unknown: Optional[frozenset] = fro
 class ServerWatch:
     """Tells whether the action server a goal went to has died (SIGKILL, a crash): its endpoints
     leave the graph when DDS notices (the participant's lease, seconds), and a restarted server
-    has new ones, so a result that will never come is not waited for until the timeout."""
+    has new ones, so a result that will never come is not waited for until the timeout. The graph
+    answers without a live server's endpoints now and then (a step that had just failed was once
+    taken for a dead server), so it must miss the server ``MISSED_LOOKS`` times in a row."""
+
+    MISSED_LOOKS = 2
 
     def __init__(self, node: Node, action_name: str, every_s: float = 1.0):
         self._node, self._name = node, f"{action_name.rstrip('/')}/_action/get_result"
         self._first = _servers(node, self._name)
-        self._every, self._next, self._gone = every_s, time.monotonic() + every_s, False
+        self._every, self._next, self._missed = every_s, time.monotonic() + every_s, 0
 
     def gone(self) -> bool:
         """Polled often: the graph is asked at most every ``every_s``."""
-        if not self._gone and self._first and time.monotonic() >= self._next:
+        if self._missed < self.MISSED_LOOKS and self._first and time.monotonic() >= self._next:
             self._next = time.monotonic() + self._every
             now = _servers(self._node, self._name, unknown=None)
             # A graph that could not be asked this time says nothing of the server.
-            self._gone = now is not None and not (self._first & now)
-        return self._gone
+            if now is not None:
+                self._missed = 0 if self._first & now else self._missed + 1
+        return self._missed >= self.MISSED_LOOKS
 
 
 def call_service(client, request, timeout: float, *, stop: Callable[[], bool] = lambda: False,

@@ -72,6 +72,7 @@ STANDS_TRIED = 3                # of those it reaches from, how many Nav2 is ask
 STAND_REACH_M = 0.5             # m from the shoulder (across the floor) the arm works best
 TURN_COST_M = 0.1               # m of the shoulder's distance to the work a rad of turning away from it costs
 RIM_DROP_M = 0.03               # m above a container's rim a thing is let go where its floor is out of reach
+SUNK_M = 0.01                   # a thing whose bottom is this far below its support's top lies in its dish
 # Where a hand is carried while the base moves: ahead of the base's centre and to its own side (m).
 CARRY_AHEAD_M, CARRY_SIDE_M = 0.3, 0.25
 CARRY_NEAR_M = 0.1              # a hand this near its carrying place stays where it is
@@ -407,8 +408,13 @@ class RobotSkillsNode(Node):
         if support is not None and contains(support, seen.x, seen.y, seen.z):
             support = support_of(seen, known)   # the goal's support is what it lies in (a fridge)
         around = container_of(seen, known)     # what it lies in: the robot steps in front of its opening
-        self.arm.keep_clear(self._clear_around(known, skip=[goal.object], thing=seen))
         floor = support.top if support is not None and contains_xy(support, seen.x, seen.y) else None
+        skip = [goal.object]
+        if floor is not None and seen.bottom < floor - SUNK_M:
+            # Lying in a dish (a plate's, a tray's: its box is its rim): the fingers go down inside
+            # its rim to the thing's middle, or a round thing held above it squirts out.
+            floor, skip = seen.bottom, [goal.object, support.name]
+        self.arm.keep_clear(self._clear_around(known, skip=skip, thing=seen))
         if floor is None and around is not None:
             floor = level_under(around, seen)   # a shelf of the fridge it is in
         ways = partial(grasps, seen, self._class_of(seen), self.max_opening, support_top=floor,
@@ -629,7 +635,11 @@ class RobotSkillsNode(Node):
 
     def _put_down(self, goal, hand: str, held: "Held", target: SeenObject, what: str, cancel) -> Optional[Failure]:
         """Set the held thing down on (or into) ``target``, held as it was taken: the free spots
-        nearest where the arm reaches best, in turn, until the arm finds a motion to one."""
+        nearest where the arm reaches best, in turn, until the arm finds a motion to one. The hand
+        feels first whether it still holds it (a drive may have shaken it out)."""
+        slipped = self._close_on(hand, goal.object, what, cancel, again=True)
+        if slipped is not None:
+            return slipped
         known = self.poses.everything()
         skip = [*self.holding.values(), *self.skip_names]
         props = self._class_of(target)
@@ -975,6 +985,16 @@ class RobotSkillsNode(Node):
             pose = Pose(x + ux * out - uy * lateral, y + uy * out + ux * lateral,
                         self.handover_height + held.above_bottom, yaw + turn, g.frame, g.roll, g.pitch)
             problem = self.arm.move_to(group, pose, link, cancel)
+            if problem is not None and problem.cause == Cause.MOTION_FAILED and not problem.canceled:
+                # Held back on its way out with the thing still in hand: the person has taken hold
+                # of it (a person reaches for what is offered within their reach), so the hand
+                # lets go, as a handover's pull-to-release does.
+                taken = self._close_on(hand, goal.object, what, cancel, again=True)
+                if taken is not None:
+                    return taken
+                self.get_logger().info(f"the {hand} arm stopped holding {goal.object} out ({problem.why}): "
+                                       f"{goal.receiver} has hold of it")
+                problem = None
             if problem is None:
                 failure = self._steps(what, cancel, lambda: self._hold(self.handover_wait, cancel),
                                       lambda: self._release(hand, cancel))
