@@ -12,6 +12,7 @@ from affplan_ros.robots.poses import SeenObject
 SPOT_STEP = 0.03        # m between the candidate spots on a surface
 SPOT_GAP = 0.03         # m kept between what is put down and what stands there already
 EDGE_INSET = 0.04       # m kept from a surface's edges, besides the thing's own half width
+TIGHT_GAP = 0.01        # m kept from what stands there where the usual margins leave no room
 BASE_HEIGHT_M = 0.4     # what reaches lower than this is in the base's way
 # Where the base may stand to reach a point on something: along each face, from straight in front
 # of the point (m), and turned from facing the face (rad). Turned side on, the arm's shoulder
@@ -226,31 +227,58 @@ def cabinet_boxes(cabinet: SeenObject) -> list[Box]:
 
 
 def free_spots(surface: SeenObject, footprint: float, known: Iterable[SeenObject], near_xy: tuple[float, float],
-               skip: Iterable[str] = (), limit: int = 8) -> list[tuple[float, float]]:
+               skip: Iterable[str] = (), limit: int = 8, round_top: bool = False) -> list[tuple[float, float]]:
     """Points of ``surface``'s top where a thing of radius ``footprint`` stands clear of what is
     already there, the nearest to ``near_xy`` first (where the arm reaches best), at most
-    ``limit``, spread at least ``SPOT_STEP * 2`` apart; empty if it is full."""
+    ``limit``, spread at least ``SPOT_STEP * 2`` apart; empty if it is full. Where the usual
+    margins leave no room (a plate with a sponge on it), the tight ones: what stands there kept
+    ``TIGHT_GAP`` off as its own box, the thing's middle anywhere its footprint stays on the top
+    (within a circle where ``round_top``)."""
     skipped = set(skip) | {surface.name}
     on_it = [o for o in known if o.name not in skipped and o.has_box
              and abs(o.bottom - surface.top) < 0.05 and contains_xy(surface, o.x, o.y)]
-    c, s = math.cos(surface.yaw), math.sin(surface.yaw)
-    hu = max(surface.size[0] / 2 - footprint - EDGE_INSET, 0.0)
-    hv = max(surface.size[1] / 2 - footprint - EDGE_INSET, 0.0)
-    spots = []
-    nu, nv = int(hu / SPOT_STEP), int(hv / SPOT_STEP)
-    for i in range(-nu, nu + 1):
-        for j in range(-nv, nv + 1):
-            u, v = i * SPOT_STEP, j * SPOT_STEP
-            x, y = surface.x + c * u - s * v, surface.y + s * u + c * v
-            if all(math.hypot(x - o.x, y - o.y) >= footprint + max(o.size[:2]) / 2 + SPOT_GAP for o in on_it):
-                spots.append((math.hypot(x - near_xy[0], y - near_xy[1]), x, y))
+    spots = _spots(surface, footprint, near_xy, EDGE_INSET, False,
+                   lambda x, y: all(math.hypot(x - o.x, y - o.y) >= footprint + max(o.size[:2]) / 2 + SPOT_GAP
+                                    for o in on_it))
+    if not spots:
+        spots = _spots(surface, footprint, near_xy, 0.0, round_top,
+                       lambda x, y: all(_box_distance(o, x, y) >= footprint + TIGHT_GAP for o in on_it))
     out: list[tuple[float, float]] = []
-    for _, x, y in sorted(spots):
+    for x, y in spots:
         if all(math.hypot(x - a, y - b) >= 2 * SPOT_STEP for a, b in out):
             out.append((x, y))
             if len(out) == limit:
                 break
     return out
+
+
+def _spots(surface: SeenObject, footprint: float, near_xy: tuple[float, float], inset: float, round_top: bool,
+           clear) -> list[tuple[float, float]]:
+    """The grid points of ``surface``'s top ``footprint + inset`` in from its edges where
+    ``clear(x, y)``, the nearest to ``near_xy`` first."""
+    c, s = math.cos(surface.yaw), math.sin(surface.yaw)
+    hu = max(surface.size[0] / 2 - footprint - inset, 0.0)
+    hv = max(surface.size[1] / 2 - footprint - inset, 0.0)
+    radius = min(hu, hv)
+    spots = []
+    nu, nv = int(hu / SPOT_STEP), int(hv / SPOT_STEP)
+    for i in range(-nu, nu + 1):
+        for j in range(-nv, nv + 1):
+            u, v = i * SPOT_STEP, j * SPOT_STEP
+            if round_top and math.hypot(u, v) > radius + 1e-9:
+                continue
+            x, y = surface.x + c * u - s * v, surface.y + s * u + c * v
+            if clear(x, y):
+                spots.append((math.hypot(x - near_xy[0], y - near_xy[1]), x, y))
+    return [(x, y) for _, x, y in sorted(spots)]
+
+
+def _box_distance(box: SeenObject, x: float, y: float) -> float:
+    """How far the point is from ``box``'s footprint (0 inside it)."""
+    c, s = math.cos(box.yaw), math.sin(box.yaw)
+    dx, dy = x - box.x, y - box.y
+    u, v = c * dx + s * dy, -s * dx + c * dy
+    return math.hypot(max(abs(u) - box.size[0] / 2, 0.0), max(abs(v) - box.size[1] / 2, 0.0))
 
 
 def spots_inside(container: SeenObject, inner: tuple[float, float, float], footprint: float,

@@ -654,7 +654,8 @@ class RobotSkillsNode(Node):
             if target.joint is None:    # open at the top (a bowl, a box; not a fridge)
                 floors += (target.top + RIM_DROP_M,)
         else:
-            spots_near = partial(free_spots, target, footprint, known, skip=skip)
+            spots_near = partial(free_spots, target, footprint, known, skip=skip,
+                                 round_top=props is not None and props.shape == "cylinder")
             floors = (target.top,)
         spots = spots_near(self._reach_xy())
         if not spots:

@@ -169,6 +169,20 @@ def test_standing_places_face_the_box_nearest_first_and_free_spots_avoid_what_st
                       (0.0, 0.0)) == []
 
 
+def test_a_plate_with_a_sponge_on_it_still_has_room_for_an_apple_beside_it():
+    """No room with the usual margins; with the tight ones, beside the sponge's long side, the
+    apple's middle within the round plate and kept clear of the sponge's own box."""
+    plate = SeenObject("plate0", 1.0, 0.0, 0.765, 0.0, (0.26, 0.26, 0.03))
+    sponge = SeenObject("sponge0", 1.0, 0.0, 0.795, 0.0, (0.10, 0.07, 0.03))
+    spots = free_spots(plate, 0.04, [plate, sponge], (0.5, 0.0), round_top=True)
+    assert spots
+    for x, y in spots:
+        assert math.hypot(x - 1.0, y) <= 0.13 - 0.04 + 1e-9                        # on the plate
+        assert math.hypot(max(abs(x - 1.0) - 0.05, 0.0), max(abs(y) - 0.035, 0.0)) >= 0.05 - 1e-9   # beside it
+    full = SeenObject("pot0", 1.0, 0.0, 0.84, 0.0, (0.24, 0.24, 0.15))
+    assert free_spots(plate, 0.04, [plate, full], (0.5, 0.0), round_top=True) == []
+
+
 def test_what_a_thing_stands_on_and_where_to_stand_in_front_of_it():
     table = SeenObject("table0", 2.0, 0.0, 0.375, 0.0, (0.8, 1.2, 0.75))
     plate = SeenObject("plate0", 1.9, 0.3, 0.76, 0.0, (0.26, 0.26, 0.02))
