@@ -317,15 +317,21 @@ def _servers(node: Optional[Node], name: str, unknown: Optional[frozenset] = fro
 class ServerWatch:
     """Tells whether the action server a goal went to has died (SIGKILL, a crash): its endpoints
     leave the graph when DDS notices (the participant's lease, seconds), and a restarted server
-    has new ones, so a result that will never come is not waited for until the timeout. The graph
-    answers without a live server's endpoints now and then (a step that had just failed was once
-    taken for a dead server), so it must miss the server ``MISSED_LOOKS`` times in a row."""
+    has new ones, so a result that will never come is not waited for until the timeout.
+
+    Which endpoints are the goal's server's is learnt over its first ``LEARN_S``: a server that
+    has just started may be discovered after the goal went out, beside a killed one's endpoints
+    that are still listed (the step then ended as interrupted when those left). And the graph
+    answers without a live server's endpoints now and then, so it must miss them
+    ``MISSED_LOOKS`` times in a row."""
 
     MISSED_LOOKS = 2
+    LEARN_S = 5.0
 
     def __init__(self, node: Node, action_name: str, every_s: float = 1.0):
         self._node, self._name = node, f"{action_name.rstrip('/')}/_action/get_result"
         self._first = _servers(node, self._name)
+        self._learn_until = time.monotonic() + self.LEARN_S
         self._every, self._next, self._missed = every_s, time.monotonic() + every_s, 0
 
     def gone(self) -> bool:
@@ -335,6 +341,8 @@ class ServerWatch:
             now = _servers(self._node, self._name, unknown=None)
             # A graph that could not be asked this time says nothing of the server.
             if now is not None:
+                if time.monotonic() < self._learn_until:
+                    self._first |= now
                 self._missed = 0 if self._first & now else self._missed + 1
         return self._missed >= self.MISSED_LOOKS
 

@@ -87,3 +87,24 @@ def test_a_server_is_gone_only_when_the_graph_misses_it_twice_in_a_row():
     assert not watch.gone()
     assert watch.gone()             # missed twice in a row: gone
     assert watch.gone()
+
+
+def test_a_server_discovered_after_the_goal_went_out_is_the_goals_server():
+    """The first look lists only a killed server's endpoints (the new one not discovered yet);
+    the new one shows up, then the killed one leaves: the step's server is still there."""
+    from affplan_ros.nodes.base import ServerWatch
+
+    class Info:
+        def __init__(self, gid: bytes):
+            self.endpoint_gid = gid
+
+    class Node:
+        answers = iter([[Info(b"killed")], [Info(b"killed"), Info(b"new")], [Info(b"new")], [Info(b"new")], []])
+
+        def get_subscriptions_info_by_topic(self, _topic, no_mangle=False):
+            return next(self.answers)
+
+    watch = ServerWatch(Node(), "/affplan/skills/place", every_s=0.0)
+    assert [watch.gone() for _ in range(3)] == [False, False, False]
+    watch._learn_until = 0.0        # later on, endpoints that appear are not the goal's server's
+    assert not watch.gone()          # the new one gone once: the graph's answers are not always whole
