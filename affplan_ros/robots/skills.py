@@ -72,7 +72,8 @@ STANDS_TRIED = 3                # of those it reaches from, how many Nav2 is ask
 STAND_REACH_M = 0.5             # m from the shoulder (across the floor) the arm works best
 TURN_COST_M = 0.1               # m of the shoulder's distance to the work a rad of turning away from it costs
 RIM_DROP_M = 0.03               # m above a container's rim a thing is let go where its floor is out of reach
-SUNK_M = 0.01                   # a thing whose bottom is this far below its support's top lies in its dish
+SHORT_APPROACH_M = 0.05         # m above a put-down the hand comes in from where approach_height_m is out of reach
+SUNK_M, DISH_M = 0.01, 0.05     # a thing whose bottom is between these below its support's top lies in its dish
 # Where a hand is carried while the base moves: ahead of the base's centre and to its own side (m).
 CARRY_AHEAD_M, CARRY_SIDE_M = 0.3, 0.25
 CARRY_NEAR_M = 0.1              # a hand this near its carrying place stays where it is
@@ -410,7 +411,7 @@ class RobotSkillsNode(Node):
         around = container_of(seen, known)     # what it lies in: the robot steps in front of its opening
         floor = support.top if support is not None and contains_xy(support, seen.x, seen.y) else None
         skip = [goal.object]
-        if floor is not None and seen.bottom < floor - SUNK_M:
+        if floor is not None and floor - DISH_M <= seen.bottom < floor - SUNK_M:
             # Lying in a dish (a plate's, a tray's: its box is its rim): the fingers go down inside
             # its rim to the thing's middle, or a round thing held above it squirts out.
             floor, skip = seen.bottom, [goal.object, support.name]
@@ -433,6 +434,9 @@ class RobotSkillsNode(Node):
             return moved
         if moved:   # nearer now: the grasps again, from where the base stands
             candidates = ways(self._robot_xy())
+            # What the arm keeps clear of round here (folding for the move set it without the
+            # thing, which the fingers must reach).
+            self.arm.keep_clear(self._clear_around(self.poses.everything(), skip=skip, thing=seen))
             failure, missed = self._try_grasps(goal, seen, hand, candidates, what, cancel)
             if failure is not False:
                 return failure
@@ -680,8 +684,9 @@ class RobotSkillsNode(Node):
                 return x + self.reach_ahead * math.cos(heading), y + self.reach_ahead * math.sin(heading)
 
             def ways(base: Pose) -> list[list[Pose]]:
-                return [[pose.offset(dz=self.approach), pose] for x, y in spots_near(toward_aim(base.x, base.y))[:2]
-                        for floor in floors for pose in _set_down(held, (x, y), floor, base.yaw)]
+                return [[pose.offset(dz=dz), pose] for x, y in spots_near(toward_aim(base.x, base.y))[:2]
+                        for floor in floors for pose in _set_down(held, (x, y), floor, base.yaw)
+                        for dz in (self.approach, SHORT_APPROACH_M)]
 
             moved = self._step_in_front(stand_at, aim, what, cancel, hand, ways)
             if isinstance(moved, Failure):
@@ -714,7 +719,12 @@ class RobotSkillsNode(Node):
             poses = [p for floor in floors for p in _set_down(held, (x, y), floor, self._robot_pose()[2])]
             for pose in poses:
                 self.arm.keep_clear(above)
-                problem = self.arm.move_to(group, pose.offset(dz=self.approach), link, cancel)
+                # From the usual height above; where that is out of reach (the far side of a
+                # counter, over a box's rim), from nearer.
+                for dz in (self.approach, SHORT_APPROACH_M):
+                    problem = self.arm.move_to(group, pose.offset(dz=dz), link, cancel)
+                    if problem is None or problem.cause != Cause.UNREACHABLE:
+                        break
                 if problem is None:
                     self.arm.keep_clear(down if pose.z - held.above_bottom < top else above)
                     problem = self.arm.move_to(group, pose, link, cancel, line=True)
@@ -722,7 +732,7 @@ class RobotSkillsNode(Node):
                     return self._problem(what, problem), missed
                 if problem is None:
                     return self._steps(what, cancel, lambda: self._release(hand, cancel),
-                                       partial(self.arm.move_to, group, pose.offset(dz=self.approach), link,
+                                       partial(self.arm.move_to, group, pose.offset(dz=dz), link,
                                                cancel, line=True)), missed
             missed.append(f"({x:.2f}, {y:.2f}): {problem.why}")
         return False, missed
