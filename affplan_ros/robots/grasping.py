@@ -25,7 +25,8 @@ DOWN = math.pi / 2          # pitch of a hand pointing down
 TIP_CLEARANCE = 0.04        # m from the TCP down to the support: the finger tips (3 cm) stay 1 cm above it ...
 FINGER_TIP_M = 0.03         # ... but under a thing thinner than the pads, they come down nearer (a knife lying
 THIN_TIP_SHARE = 0.25       # flat, 2 cm: 5 mm above it), so that the pads hold more than its top edge,
-TIP_GAP_MIN = 0.006         # and never nearer than this (the IK ends within 2.5 mm, and a pad's corner dips)
+TIP_GAP_MIN = 0.006         # and not nearer than this (the IK ends within 2.5 mm, and a pad's corner dips) but
+                            # for a thing so thin (a nail) that the tips then pass over it: half way up it
 GRIP_DEPTH = 0.04           # m below its top a thing is held, at most (its middle, if lower)
 RIM_DEPTH = 0.03            # m below its top a wall is held
 FIT_MARGIN = 0.01           # m the fingers open wider than what they take
@@ -43,7 +44,7 @@ class Grasp:
 
 def tip_clearance(height: float) -> float:
     """How high above its support the TCP stays taking a thing ``height`` tall lying there."""
-    return min(TIP_CLEARANCE, FINGER_TIP_M + max(THIN_TIP_SHARE * height, TIP_GAP_MIN))
+    return min(TIP_CLEARANCE, FINGER_TIP_M + max(THIN_TIP_SHARE * height, min(TIP_GAP_MIN, height / 2)))
 
 
 def _extent(obj: SeenObject, props: Optional[ObjectProperties]) -> tuple[float, float, float]:

@@ -350,3 +350,5 @@ def test_a_flat_thing_is_taken_from_above_without_the_fingers_touching_its_suppo
         solutions.append(kin.solve(TCP, (g.pose.x, g.pose.y, g.pose.z), rotation, TUCKED, ARM))
     assert not [s.why for s in solutions if "in collision" in s.why]
     assert sum(s.ok for s in solutions) >= 2
+    for thin in (0.005, 0.01):      # a nail, a dinner knife: the tips half way up it, below its top
+        assert 0.03 + thin * 0.25 <= tip_clearance(thin) <= 0.03 + thin / 2 + 1e-9
