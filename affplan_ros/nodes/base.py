@@ -330,20 +330,20 @@ class ServerWatch:
 
     def __init__(self, node: Node, action_name: str, every_s: float = 1.0):
         self._node, self._name = node, f"{action_name.rstrip('/')}/_action/get_result"
-        self._first = _servers(node, self._name)
+        self._endpoints = _servers(node, self._name)   # the goal's server's, as learnt
         self._learn_until = time.monotonic() + self.LEARN_S
         self._every, self._next, self._missed = every_s, time.monotonic() + every_s, 0
 
     def gone(self) -> bool:
         """Polled often: the graph is asked at most every ``every_s``."""
-        if self._missed < self.MISSED_LOOKS and self._first and time.monotonic() >= self._next:
+        if self._missed < self.MISSED_LOOKS and self._endpoints and time.monotonic() >= self._next:
             self._next = time.monotonic() + self._every
             now = _servers(self._node, self._name, unknown=None)
             # A graph that could not be asked this time says nothing of the server.
             if now is not None:
                 if time.monotonic() < self._learn_until:
-                    self._first |= now
-                self._missed = 0 if self._first & now else self._missed + 1
+                    self._endpoints |= now
+                self._missed = 0 if self._endpoints & now else self._missed + 1
         return self._missed >= self.MISSED_LOOKS
 
 

@@ -111,14 +111,17 @@ def first_in_the_way(sweep: Iterable[Pose], radius: float, known: Iterable[SeenO
     boxes = [o for o in known if o.name not in skipped and o.has_box and o.bottom < BASE_HEIGHT_M]
     for pose in sweep:
         for box in boxes:
-            c, s = math.cos(box.yaw), math.sin(box.yaw)
-            dx, dy = pose.x - box.x, pose.y - box.y
-            lx, ly = c * dx + s * dy, -s * dx + c * dy            # in the box's frame
-            ox = max(abs(lx) - box.size[0] / 2, 0.0)
-            oy = max(abs(ly) - box.size[1] / 2, 0.0)
-            if math.hypot(ox, oy) < radius:
+            if _box_distance(box, pose.x, pose.y) < radius:
                 return box.name
     return None
+
+
+def _box_distance(box: SeenObject, x: float, y: float) -> float:
+    """How far the point is from ``box``'s footprint (0 inside it)."""
+    c, s = math.cos(box.yaw), math.sin(box.yaw)
+    dx, dy = x - box.x, y - box.y
+    u, v = c * dx + s * dy, -s * dx + c * dy
+    return math.hypot(max(abs(u) - box.size[0] / 2, 0.0), max(abs(v) - box.size[1] / 2, 0.0))
 
 
 
@@ -271,14 +274,6 @@ def _spots(surface: SeenObject, footprint: float, near_xy: tuple[float, float], 
             if clear(x, y):
                 spots.append((math.hypot(x - near_xy[0], y - near_xy[1]), x, y))
     return [(x, y) for _, x, y in sorted(spots)]
-
-
-def _box_distance(box: SeenObject, x: float, y: float) -> float:
-    """How far the point is from ``box``'s footprint (0 inside it)."""
-    c, s = math.cos(box.yaw), math.sin(box.yaw)
-    dx, dy = x - box.x, y - box.y
-    u, v = c * dx + s * dy, -s * dx + c * dy
-    return math.hypot(max(abs(u) - box.size[0] / 2, 0.0), max(abs(v) - box.size[1] / 2, 0.0))
 
 
 def spots_inside(container: SeenObject, inner: tuple[float, float, float], footprint: float,

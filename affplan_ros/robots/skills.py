@@ -415,7 +415,12 @@ class RobotSkillsNode(Node):
             # Lying in a dish (a plate's, a tray's: its box is its rim): the fingers go down inside
             # its rim to the thing's middle, or a round thing held above it squirts out.
             floor, skip = seen.bottom, [goal.object, support.name]
-        self.arm.keep_clear(self._clear_around(known, skip=skip, thing=seen))
+        # What the arm keeps clear of round the thing (set again after a step: folding for the
+        # move sets it without skipping the thing, which the fingers must reach).
+        def keep_clear(known: list) -> None:
+            self.arm.keep_clear(self._clear_around(known, skip=skip, thing=seen))
+
+        keep_clear(known)
         if floor is None and around is not None:
             floor = level_under(around, seen)   # a shelf of the fridge it is in
         ways = partial(grasps, seen, self._class_of(seen), self.max_opening, support_top=floor,
@@ -434,9 +439,7 @@ class RobotSkillsNode(Node):
             return moved
         if moved:   # nearer now: the grasps again, from where the base stands
             candidates = ways(self._robot_xy())
-            # What the arm keeps clear of round here (folding for the move set it without the
-            # thing, which the fingers must reach).
-            self.arm.keep_clear(self._clear_around(self.poses.everything(), skip=skip, thing=seen))
+            keep_clear(self.poses.everything())
             failure, missed = self._try_grasps(goal, seen, hand, candidates, what, cancel)
             if failure is not False:
                 return failure
