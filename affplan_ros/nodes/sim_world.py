@@ -253,6 +253,8 @@ class SimWorldNode(Node):
         from geometry_msgs.msg import PoseStamped
         from std_msgs.msg import Header
 
+        if not self.context.ok():
+            return  # stopping: the stop signal shut the context down; no large sends into a teardown
         header = Header(stamp=self.get_clock().now().to_msg(), frame_id=CAMERA_FRAME)
         self.image_pub.publish(image_msg(frame.rgb, "rgb8", header))
         if frame.depth is not None:
