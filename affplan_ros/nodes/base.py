@@ -23,6 +23,11 @@ from affplan_ros.env import dds_defaults
 from affplan_ros.launcher import READY_LINE
 from affplan_ros.nodes.params import Param
 
+# How long an action server keeps a finished goal's result, in seconds of the node's clock.
+# rclpy's default (10 s) runs on that clock: in a simulation faster than real time it ran out
+# between a goal's end and rclpy storing its result, and the server's node died on a KeyError
+# (ros2/rclpy#1236). rclcpp keeps results 15 minutes.
+RESULT_KEEP_S = 900
 # State topics (memory snapshot, scene objects): late joiners get the last value.
 LATCHED_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL, reliability=ReliabilityPolicy.RELIABLE)

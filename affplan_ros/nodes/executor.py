@@ -29,6 +29,7 @@ from affplan_ros.interfaces import interface_types
 from affplan_ros.msg import PlanStep
 from affplan_ros.nodes.base import (
     CAPABILITY_PARAMS,
+    RESULT_KEEP_S,
     FutureWait,
     ServerWatch,
     absolute_name,
@@ -97,7 +98,7 @@ class ExecutorNode(Node):
             self, ExecutePlan, "execute_plan",
             execute_callback=guarded_execute(self, ExecutePlan, "execute_plan", self._execute),
             goal_callback=self._gate.on_goal, handle_accepted_callback=self._gate.on_accepted,
-            cancel_callback=lambda _g: CancelResponse.ACCEPT,
+            cancel_callback=lambda _g: CancelResponse.ACCEPT, result_timeout=RESULT_KEEP_S,
             # Reentrant: the cancel request must be served while the plan runs.
             callback_group=ReentrantCallbackGroup())
         self.get_logger().info(f"executor ready: {len(self._skill_clients)} skill types, "

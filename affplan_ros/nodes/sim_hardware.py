@@ -60,7 +60,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 
 from affplan_ros.core.knowledge.oam import OamFormatError, load_oam
 from affplan_ros.env import config_file
-from affplan_ros.nodes.base import LATCHED_QOS, RELIABLE_SENSOR_QOS, run_node
+from affplan_ros.nodes.base import LATCHED_QOS, RELIABLE_SENSOR_QOS, RESULT_KEEP_S, run_node
 from affplan_ros.nodes.params import Param, declare_params
 
 PARAMS = (
@@ -155,7 +155,8 @@ class SimHardwareNode(Node):
         self._servers = [ActionServer(self, GripperCommand, g.action,
                                       execute_callback=lambda handle, hand=g.hand: self._grip(hand, handle),
                                       goal_callback=lambda goal, hand=g.hand: self._check_grip(hand, goal),
-                                      cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group)
+                                      cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group,
+                                      result_timeout=RESULT_KEEP_S)
                          for g in names.grippers]
         self.trajectories = {c.name: TrajectoryController(self.world.model, c.joints,
                                                           [names.joints[j] for j in c.joints])
@@ -163,7 +164,8 @@ class SimHardwareNode(Node):
         self._servers += [ActionServer(self, FollowJointTrajectory, c.action,
                                        execute_callback=lambda handle, name=c.name: self._follow(name, handle),
                                        goal_callback=lambda goal, name=c.name: self._check_trajectory(name, goal),
-                                       cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group)
+                                       cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group,
+                                       result_timeout=RESULT_KEEP_S)
                           for c in names.trajectory_controllers]
         self.base = BaseController(self.world.model, spec.base_speed, spec.base_yaw_rate)
         self.people = People(self.world)    # they take what a robot hand holds out to them
@@ -174,10 +176,12 @@ class SimHardwareNode(Node):
                                 "tools": self.tools}, self.get_logger().error)
         self._servers.append(ActionServer(self, NavigateToPose, names.navigate_action, execute_callback=self._navigate,
                                           goal_callback=self._check_navigation,
-                                          cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group))
+                                          cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group,
+                                          result_timeout=RESULT_KEEP_S))
         self._servers.append(ActionServer(self, FollowPath, names.follow_path_action,
                                           execute_callback=self._follow_path, goal_callback=self._check_path,
-                                          cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group))
+                                          cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group,
+                                          result_timeout=RESULT_KEEP_S))
         from geometry_msgs.msg import Twist
 
         self.create_subscription(Twist, names.cmd_vel, self._on_cmd_vel, 10)

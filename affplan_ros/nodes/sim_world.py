@@ -62,6 +62,7 @@ from affplan_ros.nodes.base import (
     AGENT_PARAMS,
     LATCHED_QOS,
     RELIABLE_SENSOR_QOS,
+    RESULT_KEEP_S,
     agent_profiles,
     guarded_execute,
     run_node,
@@ -165,7 +166,8 @@ class SimWorldNode(Node):
             ActionServer(self, types[skill], self.skill_map.server(skill),
                          execute_callback=guarded_execute(self, types[skill], skill,
                                                           partial(self._execute, skill, types[skill])),
-                         cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group)
+                         cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=group,
+                         result_timeout=RESULT_KEEP_S)
             for skill in self.skill_map.skill_types()
         ]
         self.observation_pub = self.create_publisher(SceneObservation, "observation", LATCHED_QOS)

@@ -52,6 +52,7 @@ from affplan_ros.nodes.base import (
     GROUNDING_PARAMS,
     KNOWLEDGE_PARAMS,
     LLM_PARAMS,
+    RESULT_KEEP_S,
     WarmUp,
     agent_profiles,
     background_log,
@@ -171,7 +172,7 @@ class ToolSelectionNode(Node):
                                     execute_callback=guarded_execute(self, ExecuteTask, "execute_task", self._execute),
                                     goal_callback=self._gate.on_goal, handle_accepted_callback=self._gate.on_accepted,
                                     cancel_callback=lambda _g: CancelResponse.ACCEPT,
-                                    callback_group=ReentrantCallbackGroup())
+                                    callback_group=ReentrantCallbackGroup(), result_timeout=RESULT_KEEP_S)
         serve(self, Command, "command", self._on_command, ReentrantCallbackGroup())
         self.llm, self.oam, self._problem = None, None, "still starting"
         self._oam_file = p.oam_file

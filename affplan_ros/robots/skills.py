@@ -40,7 +40,7 @@ from affplan_ros.core.knowledge.skills import SkillMap, SkillMapError
 from affplan_ros.core.model.failure import Cause, Failure, FailureCode
 from affplan_ros.env import config_file
 from affplan_ros.interfaces import interface_types
-from affplan_ros.nodes.base import LOCATION_PARAMS, parse_locations, run_node
+from affplan_ros.nodes.base import LOCATION_PARAMS, RESULT_KEEP_S, parse_locations, run_node
 from affplan_ros.nodes.convert import failure_to_msg, skill_goal_problem
 from affplan_ros.nodes.params import Param, declare_params
 from affplan_ros.robots.doors import carried, front, moved_to, plans, pull, sweep
@@ -232,7 +232,8 @@ class RobotSkillsNode(Node):
         motion = MutuallyExclusiveCallbackGroup()  # one body: one motion at a time
         self._servers = [ActionServer(self, types[skill], self.skill_map.server(skill),
                                       execute_callback=partial(self._execute, types[skill], handlers.get(skill), skill),
-                                      cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=motion)
+                                      cancel_callback=lambda _g: CancelResponse.ACCEPT, callback_group=motion,
+                                      result_timeout=RESULT_KEEP_S)
                          for skill in self.skill_map.skill_types()]
         self.get_logger().info(f"{self.robot_name} skills: {', '.join(self.skill_map.skill_types())}; "
                                f"hands {', '.join(self.hands)}; {len(self.locations)} locations; arm planner "
