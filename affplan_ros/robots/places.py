@@ -145,6 +145,19 @@ def container_of(thing: SeenObject, known: Iterable[SeenObject]) -> Optional[See
     return min(around, key=lambda o: o.size[0] * o.size[1] * o.size[2], default=None)
 
 
+def stand_target(thing: SeenObject, known: Iterable[SeenObject]) -> SeenObject:
+    """What the base stands at to work on ``thing``: a thing with a door itself (before its
+    opening); else what it lies in that has one (a plate on a fridge's shelf: before the
+    fridge's opening, not round the plate, which stands inside the fridge's footprint); else
+    what it stands on; else the thing itself."""
+    if thing.joint is not None:
+        return thing
+    around = container_of(thing, known)
+    if around is not None and around.joint is not None:
+        return around
+    return support_of(thing, known) or thing
+
+
 def contains(box: SeenObject, x: float, y: float, z: float) -> bool:
     """Whether the point lies inside ``box`` (a thing in a fridge lies inside the fridge's box)."""
     return contains_xy(box, x, y) and abs(z - box.z) <= box.size[2] / 2

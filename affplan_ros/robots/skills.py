@@ -58,6 +58,7 @@ from affplan_ros.robots.places import (
     obstacles_around,
     set_down_poses,
     spots_inside,
+    stand_target,
     standing_places,
     stands_around,
     support_of,
@@ -66,7 +67,8 @@ from affplan_ros.robots.poses import FixedPoses, Joint, OraclePoses, PoseSource,
 from affplan_ros.robots.pouring import mouth_in_hand, tips
 
 OPEN, CLOSED = 0.08, 0.0        # gripper positions (m)
-LINE_UP_MIN_M = 0.1             # a base move shorter than this to stand in front of something is not worth it
+LINE_UP_MIN_M = 0.1             # a base move shorter than this to stand in front of something is not worth it ...
+NEAR_MOVE_MIN_M = 0.02          # ... but where nothing at the usual distance reaches, a step this long may
 STAND_CHECKS = 16               # standing places whose reach the arm's IK checks, at most, before a move
 STANDS_TRIED = 3                # of those it reaches from, how many Nav2 is asked for in turn
 STAND_REACH_M = 0.5             # m from the shoulder (across the floor) the arm works best
@@ -143,6 +145,8 @@ PARAMS = (
     Param("base_radius_m", 0.3, "the base's radius: standing places keep it this far plus standoff_m from "
           "what the robot stands at", above=0),
     Param("standoff_m", 0.1, "free space between the base and what it stands at", minimum=0),
+    Param("near_standoff_m", 0.06, "free space between the base and what it stands at where the arm reaches the "
+          "work from nowhere at standoff_m (at least Nav2's inflation beyond the base's radius)", minimum=0),
     Param("objects_file", "", "object table (sizes, shapes, how to grasp; default: the built-in one)"),
     Param("follow_path_action", "/follow_path", "Nav2 FollowPath action (the controller server): the base "
           "follows a door's or drawer's path on it"),
@@ -189,6 +193,7 @@ class RobotSkillsNode(Node):
         self.groups, self.links = dict(zip(self.hands, groups)), dict(zip(self.hands, links))
         self.handover_pose = Pose(*map(float, handover), frame=self.base_frame)
         self.max_opening, self.base_radius, self.standoff = p.max_opening_m, p.base_radius_m, p.standoff_m
+        self.near_standoff = min(p.near_standoff_m, p.standoff_m)
         self.arm_planner = p.arm_planner
         self.arm_controllers = dict(zip(self.hands, p.arm_controllers))
         self.torso = (p.torso_controller, tuple(p.torso_joints), p.torso_max_speed)
@@ -458,22 +463,37 @@ class RobotSkillsNode(Node):
         it, else at the face nearest the robot. True when it moved."""
         if support is None or not support.has_box:
             return False
-        x, y, yaw = self._robot_pose()
         distance = self.base_radius + self.standoff
         facing = front(support.joint) if support.joint is not None else None
-        places = self._stands_that_reach(support, point, distance, facing, hand, targets) \
-            if hand is not None and targets is not None else None
-        if places is None:
-            places = [line_up(support, point, distance, (x, y), facing)] if facing is not None \
-                else [line_up(support, point, distance, point), line_up(support, point, distance, (x, y))]
-            places = [p for p in places if math.hypot(p.x - x, p.y - y) >= LINE_UP_MIN_M]
-        self._fold(cancel)
-        for place in places:
-            problem = self.navigator.go_to(place, self.nav_timeout, cancel)
-            if problem is not None and problem.canceled:
-                return self._problem(what, problem)
-            if problem is None:
-                return True
+
+        def places_to_try():
+            """The usual distance's places; then, where Nav2 brought the base to none of them or
+            the arm reaches from none, nearer ones (the far side of a fridge's shelf), where the
+            base may still stand."""
+            if hand is None or targets is None:
+                yield None
+                return
+            yield self._stands_that_reach(support, point, distance, facing, hand, targets)
+            if self.near_standoff < self.standoff:
+                yield self._stands_that_reach(support, point, self.base_radius + self.near_standoff, facing, hand,
+                                              targets, min_move=NEAR_MOVE_MIN_M)
+
+        folded = False
+        for places in places_to_try():
+            if places is None:   # the arm cannot tell: in front of the point
+                x, y, _ = self._robot_pose()
+                places = [line_up(support, point, distance, (x, y), facing)] if facing is not None \
+                    else [line_up(support, point, distance, point), line_up(support, point, distance, (x, y))]
+                places = [p for p in places if math.hypot(p.x - x, p.y - y) >= LINE_UP_MIN_M]
+            if places and not folded:
+                self._fold(cancel)
+                folded = True
+            for place in places:
+                problem = self.navigator.go_to(place, self.nav_timeout, cancel)
+                if problem is not None and problem.canceled:
+                    return self._problem(what, problem)
+                if problem is None:
+                    return True
         return False
 
     def _fold(self, cancel) -> None:
@@ -504,11 +524,11 @@ class RobotSkillsNode(Node):
                 self.get_logger().info(f"the {hand} hand stays out: {problem.why}")
 
     def _stands_that_reach(self, support: SeenObject, point: tuple[float, float], distance: float,
-                           facing, hand: str, targets) -> Optional[list[Pose]]:
+                           facing, hand: str, targets, min_move: float = LINE_UP_MIN_M) -> Optional[list[Pose]]:
         """Up to ``STANDS_TRIED`` free places around ``support`` from which the arm's IK reaches
         one of ``targets``' ways, the arm's shoulder nearest ``STAND_REACH_M`` from ``point``
         first, facing it rather than turned; None where the arm cannot tell (the skills then line
-        up in front of it)."""
+        up in front of it). A place nearer than ``min_move`` to the base, and as turned, is none."""
         link = self.links[hand]
         shoulder = self.arm.shoulder(link)
         if shoulder is None:
@@ -523,7 +543,7 @@ class RobotSkillsNode(Node):
                               base.y + s * shoulder[0] + c * shoulder[1] - point[1])
 
         bases = [b for b in stands_around(support, point, distance, facing)
-                 if math.hypot(b.x - x, b.y - y) >= LINE_UP_MIN_M or abs(math.remainder(b.yaw - yaw, math.tau)) > 0.3]
+                 if math.hypot(b.x - x, b.y - y) >= min_move or abs(math.remainder(b.yaw - yaw, math.tau)) > 0.3]
         # The arm works best neither stretched nor folded (a folded arm has no room for what comes
         # next: a lift, a pour); a turned base works it near its limits and sees the work from
         # aside: facing the work wins unless turning brings the shoulder TURN_COST_M per rad nearer.
@@ -678,7 +698,7 @@ class RobotSkillsNode(Node):
         if failure is False:
             # Where the arm reaches a spot: round what the target stands on (a bowl or a cutting
             # board on a table), round the target itself (a counter), or before a fridge's opening.
-            stand_at = target if target.joint is not None else (support_of(target, known) or target)
+            stand_at = stand_target(target, known)
 
             aim = spots[0]
 
@@ -790,7 +810,7 @@ class RobotSkillsNode(Node):
         missed: list[str] = []
         for attempt in range(2):
             if attempt == 1:
-                moved = self._step_in_front(support_of(seen, self.poses.everything()), (seen.x, seen.y), what,
+                moved = self._step_in_front(stand_target(seen, self.poses.everything()), (seen.x, seen.y), what,
                                             cancel, hand, lambda base: holds((base.x, base.y), seen))
                 if isinstance(moved, Failure):
                     return moved
@@ -1064,7 +1084,7 @@ class RobotSkillsNode(Node):
                                                           tips(mouth, held.seen.size[2], carried_as, target,
                                                                (base.x, base.y)))]
 
-        stand_at = support_of(target, self.poses.everything()) or target
+        stand_at = stand_target(target, self.poses.everything())
         moved = self._step_in_front(stand_at, (target.x, target.y), what, cancel, hand, ways)
         if isinstance(moved, Failure):
             return moved
@@ -1167,7 +1187,7 @@ class RobotSkillsNode(Node):
         known = self.poses.everything()
         # Where to stand: round the table a cutting board lies on (or what the target lies on).
         support = support_of(seen, known)
-        stand_at = (support_of(support, known) or support) if support is not None else None
+        stand_at = stand_target(support, known) if support is not None else None
 
         def ways(base: Pose) -> list[list[Pose]]:
             reach = self._reach_xy(base)

@@ -196,6 +196,28 @@ def test_what_a_thing_stands_on_and_where_to_stand_in_front_of_it():
     assert math.cos(place.yaw) == pytest.approx(1.0)
 
 
+def test_the_base_stands_before_a_fridges_opening_to_work_on_what_lies_on_its_shelf():
+    """A cutting board on a fridge's shelf stands on nothing the source knows as a box: the
+    places round the board itself lie inside the fridge's footprint (Nav2 refused them all)."""
+    from affplan_ros.robots.places import stand_target
+    from affplan_ros.robots.poses import Joint
+
+    hinge = Joint("hinge", handle=(-0.29, 0.4025, 1.0), origin=(0.35, 0.35, 0.0), axis=(0.0, 0.0, -1.0),
+                  position=1.6, open=1.9)
+    fridge = SeenObject("refrigerator0", 0.0, 0.0, 0.9, 0.0, (0.7, 0.7, 1.8), kind="furniture", joint=hinge,
+                        inner_levels=(0.88,))
+    board = SeenObject("cutting_board0", 0.0, 0.1, 0.89, 0.0, (0.35, 0.25, 0.02))
+    apple = SeenObject("apple0", 0.0, 0.1, 0.94, 0.0, (0.08, 0.08, 0.08))
+    table = SeenObject("table0", 2.0, 0.0, 0.375, 0.0, (0.8, 1.2, 0.75))
+    plate = SeenObject("plate0", 1.9, 0.3, 0.76, 0.0, (0.26, 0.26, 0.02))
+    known = [fridge, board, apple, table, plate]
+    assert stand_target(board, known).name == "refrigerator0"
+    assert stand_target(apple, known).name == "refrigerator0", "on the board, in the fridge"
+    assert stand_target(fridge, known).name == "refrigerator0"
+    assert stand_target(plate, known).name == "table0", "what it stands on, where it lies in nothing"
+    assert stand_target(table, known).name == "table0", "nothing under it: itself"
+
+
 def test_config_poses_are_checked():
     assert FixedPoses(["table0 1 2 0.75"]).find("table0").z == 0.75
     for bad in ("table0 1 2", "table0 1 two 3", "table0 1 2 nan"):
