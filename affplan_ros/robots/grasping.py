@@ -6,7 +6,10 @@ the object table (core/knowledge/data/objects.yaml, ``grasp``), best first.
   degrees), pointing from the robot at it, which reaches further;
 * by its wall, from above, where it is a container wider than the hand (``grasp: rim``, or no
   side fits): the fingers straddle the wall nearest the robot;
-* from the side, the hand level and pointing from the robot at it, where it fits across.
+* from the side, the hand level and pointing from the robot at it, where it fits across;
+* a thing with a handle (``grasp: handle``, a hammer, a broom) or a bar over its top
+  (``top_handle``, a watering can) by that first, from above, the fingers across it, at points
+  along it nearest where the thing balances (less torque between the pads).
 
 A grasp is a TCP pose (the point between the finger pads; the gripper's x axis points where it
 approaches, its y axis is where the fingers close) and the pose it comes in from.
@@ -17,7 +20,7 @@ import math
 from dataclasses import dataclass
 from typing import Optional
 
-from affplan_ros.core.knowledge.objects import ObjectProperties
+from affplan_ros.core.knowledge.objects import HANDLE_POST, ObjectProperties, balance_x, handle_parts, top_handle_parts
 from affplan_ros.robots.drivers import Pose
 from affplan_ros.robots.poses import SeenObject
 
@@ -32,11 +35,14 @@ RIM_DEPTH = 0.03            # m below its top a wall is held
 FIT_MARGIN = 0.01           # m the fingers open wider than what they take
 LONG_RATIO = 2.5            # a thing this many times longer than wide may be held off its middle
 LEANS = (math.pi / 3, math.pi / 4)   # pitches of a hand leaning forward from above (pointing down: pi/2)
+PAD_HALF_M = 0.015          # half a finger pad's width along what it holds (a Tiago++'s: about 3 cm)
+HANDLE_STEP = 0.03          # m between grasp points along a handle
+HANDLE_POINTS = 4           # of them, the nearest the balance point
 
 
 @dataclass(frozen=True)
 class Grasp:
-    kind: str               # "top", "lean", "rim" or "side"
+    kind: str               # "top", "lean", "rim", "side" or "handle"
     pose: Pose              # the TCP where the fingers close
     approach: Pose          # where the hand comes in from (and goes back to, without the thing)
     width: float            # across the fingers (m)
@@ -96,6 +102,8 @@ def grasps(obj: SeenObject, props: Optional[ObjectProperties], max_opening: floa
     rims = _rim_grasps(obj, (sx, sy, sz), toward, approach_m, floor) if props is None or props.inner or not sides \
         else []
     out = rims + out if rim_first else out + rims
+    if props is not None and (props.handle is not None or props.top_handle is not None):
+        out = _handle_grasps(obj, props, height, toward, approach_m) + out
     # From the side: the hand level, pointing from the robot at the thing, fingers across it.
     if across_width + FIT_MARGIN <= max_opening:
         middle = max(obj.z, floor)
@@ -103,6 +111,33 @@ def grasps(obj: SeenObject, props: Optional[ObjectProperties], max_opening: floa
         back = Pose(obj.x - approach_m * math.cos(toward), obj.y - approach_m * math.sin(toward), middle, toward,
                     obj.frame)
         out.append(Grasp("side", pose, back, across_width))
+    return out
+
+
+def _handle_grasps(obj: SeenObject, props: ObjectProperties, height: float, toward: float,
+                   approach_m: float) -> list[Grasp]:
+    """Across the handle (its top at the thing's, so held at ``height`` as a top grasp is) or
+    across the bar over the top (at the bar's height: the finger tips pass between it and the
+    body), the pads clear of the head or the bar's posts, at points along it nearest where the
+    thing balances first, the hand either way round."""
+    if props.handle is not None:
+        (centre, half), _ = handle_parts(props)
+        lo, hi = centre[0] - half[0] + PAD_HALF_M + 0.01, centre[0] + half[0] - PAD_HALF_M - 0.01
+        z = height
+    else:
+        (centre, half), *_ = top_handle_parts(props)
+        lo, hi = (centre[0] - half[0] + HANDLE_POST + PAD_HALF_M, centre[0] + half[0] - HANDLE_POST - PAD_HALF_M)
+        z = obj.z + centre[2]
+    balance = min(max(balance_x(props), lo), hi)
+    steps = int((hi - lo) / HANDLE_STEP) if hi > lo else 0
+    xs = sorted({round(lo + k * HANDLE_STEP, 4) for k in range(steps + 1)} | {round(balance, 4)},
+                key=lambda x: abs(x - balance))[:HANDLE_POINTS]
+    c, s = math.cos(obj.yaw), math.sin(obj.yaw)
+    out = []
+    for x in xs:
+        for yaw in (obj.yaw, obj.yaw + math.pi):   # the hand along the handle, the fingers across it
+            pose = Pose(obj.x + c * x, obj.y + s * x, z, _nearest(yaw, toward), obj.frame, pitch=DOWN)
+            out.append(Grasp("handle", pose, pose.offset(dz=approach_m), 2 * half[1]))
     return out
 
 

@@ -153,6 +153,37 @@ def test_grasps_follow_the_shape_in_the_object_table():
     assert all(g.kind != "top" for g in grasps(book, table.get("book"), 0.09, robot, support_top=0.75))
 
 
+@pytest.mark.parametrize("yaw", [0.0, 2.0])
+def test_a_handled_thing_is_taken_by_its_handle_near_where_it_balances(yaw):
+    """A broom's (a hammer's) box fits no gripper and its head is the heavy end: across the
+    handle, the pads clear of the head, nearest the balance point first. A watering can by the
+    bar over its top, at the bar's height (the object table's shape, as the world builds it)."""
+    from affplan_ros.core.knowledge.objects import balance_x
+
+    table = load_object_table()
+    c, s = math.cos(yaw), math.sin(yaw)
+    along = lambda g, o: c * (g.pose.x - o.x) + s * (g.pose.y - o.y)  # noqa: E731
+    broom_props = table.get("broom")
+    broom = SeenObject("broom0", 1.0, 0.5, 0.925, yaw, broom_props.size)
+    got = grasps(broom, broom_props, 0.09, (0.0, 0.0), support_top=0.9)
+    handles = [g for g in got if g.kind == "handle"]
+    assert handles and got[:len(handles)] == handles, "the handle first"
+    sx, length, width = broom_props.size[0], *broom_props.handle
+    assert all(-sx / 2 < along(g, broom) < -sx / 2 + length - 0.015 for g in handles), "on the handle, not the head"
+    assert handles[0].width == pytest.approx(width)
+    offs = [abs(along(g, broom) - balance_x(broom_props)) for g in handles]
+    assert offs == sorted(offs) and balance_x(broom_props) > 0.0, "the head's end balances: nearest it first"
+    for g in handles:   # the hand along the handle: the fingers close across it
+        assert abs(math.sin(g.pose.yaw - yaw)) == pytest.approx(0.0, abs=1e-6)
+        assert g.pose.pitch == pytest.approx(DOWN) and g.pose.z >= 0.9 + tip_clearance(broom_props.size[2]) - 1e-9
+    can_props = table.get("watering_can")
+    can = SeenObject("watering_can0", 1.0, 0.5, 0.9 + can_props.size[2] / 2, yaw, can_props.size)
+    bar = [g for g in grasps(can, can_props, 0.09, (0.0, 0.0), support_top=0.9) if g.kind == "handle"]
+    assert bar and all(g.pose.z == pytest.approx(0.9 + can_props.size[2] + 0.04 + can_props.top_handle[1] / 2)
+                       for g in bar), "at the bar, above the body"
+    assert bar[0].width == pytest.approx(can_props.top_handle[1])
+
+
 def test_standing_places_face_the_box_nearest_first_and_free_spots_avoid_what_stands_there():
     table = SeenObject("table0", 2.0, 0.0, 0.375, 0.0, (0.8, 1.2, 0.75))
     places = standing_places(table, 0.4, (0.0, 0.0))

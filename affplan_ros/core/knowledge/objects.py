@@ -159,3 +159,48 @@ def load_object_table(path: Union[str, Path, None] = None) -> ObjectTable:
     default = _properties(data.get("default", {}), f"{path}: default")
     classes = {str(name): _properties(entry, f"{path}: class {name}") for name, entry in data["classes"].items()}
     return ObjectTable(classes, default, str(path))
+
+
+# A handled thing's shape, as the object table means it (the simulated world builds it so, the
+# robot software takes it so): a handle and a head, or a body with a bar on two posts over it.
+HANDLE_CLEARANCE = 0.04   # m under a top handle's bar, above the body: room for fingers (a hand's, a gripper's pads)
+HANDLE_INSET = 0.02       # m from the body's back end (-x) to the handle's rear post
+HANDLE_POST = 0.015       # m: the posts that hold the bar, along x
+# (centre, half extents) of a part in the thing's frame: its middle, x along its length
+Part = tuple[tuple[float, float, float], tuple[float, float, float]]
+
+
+def handle_parts(props: ObjectProperties) -> list[Part]:
+    """A ``grasp: handle`` object's handle and head: the handle runs along x from the -x end, the
+    head fills the rest of x and all of y."""
+    assert props.handle is not None
+    sx, sy, sz = props.size
+    length, width = props.handle
+    return [((-sx / 2 + length / 2, 0.0, 0.0), (length / 2, width / 2, sz / 2)),
+            ((length / 2, 0.0, 0.0), ((sx - length) / 2, sy / 2, sz / 2))]
+
+
+def top_handle_parts(props: ObjectProperties) -> list[Part]:
+    """A ``grasp: top_handle`` object's bar and the two posts it stands on: the bar runs along x
+    from ``HANDLE_INSET`` inside the back end, its underside ``HANDLE_CLEARANCE`` above the top
+    (above the size, which is the body's)."""
+    assert props.top_handle is not None
+    sx, _, sz = props.size
+    length, width = props.top_handle
+    x0 = -sx / 2 + HANDLE_INSET
+    bar = ((x0 + length / 2, 0.0, sz / 2 + HANDLE_CLEARANCE + width / 2), (length / 2, width / 2, width / 2))
+    posts = [((x, 0.0, sz / 2 + HANDLE_CLEARANCE / 2), (HANDLE_POST / 2, width / 2, HANDLE_CLEARANCE / 2))
+             for x in (x0 + HANDLE_POST / 2, x0 + length - HANDLE_POST / 2)]
+    return [bar, *posts]
+
+
+def balance_x(props: ObjectProperties) -> float:
+    """Where along its x a thing balances (its centre of mass): a handled one of uniform density
+    between its handle's middle and its head; one with a top handle under the bar, which is made
+    to sit over it so the thing hangs level (a watering can's spout in front is light); else 0."""
+    if props.handle is not None:
+        vols = [(c[0], h[0] * h[1] * h[2]) for c, h in handle_parts(props)]
+        return sum(x * v for x, v in vols) / sum(v for _, v in vols)
+    if props.top_handle is not None:
+        return top_handle_parts(props)[0][0][0]
+    return 0.0

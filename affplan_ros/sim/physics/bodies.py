@@ -36,7 +36,7 @@ from typing import Optional
 
 import yaml
 
-from affplan_ros.core.knowledge.objects import ObjectProperties
+from affplan_ros.core.knowledge.objects import ObjectProperties, balance_x, handle_parts, top_handle_parts
 from affplan_ros.sim.physics.layout import Placement
 from affplan_ros.sim.physics.robot import WORLD_COLLISION
 
@@ -331,35 +331,6 @@ def hollow_of(props: ObjectProperties) -> Optional[tuple[float, float, float]]:
     return None
 
 
-def handle_parts(props: ObjectProperties) -> list[tuple[tuple[float, float, float], tuple[float, float, float]]]:
-    """(centre, half extents) of a ``grasp: handle`` object's handle and head in its body frame: the
-    handle runs along x from the -x end, the head fills the rest of x and all of y."""
-    assert props.handle is not None
-    sx, sy, sz = props.size
-    length, width = props.handle
-    return [((-sx / 2 + length / 2, 0.0, 0.0), (length / 2, width / 2, sz / 2)),
-            ((length / 2, 0.0, 0.0), ((sx - length) / 2, sy / 2, sz / 2))]
-
-
-HANDLE_CLEARANCE = 0.04   # m under a top handle's bar, above the body: room for fingers (a hand's, a gripper's pads)
-HANDLE_INSET = 0.02       # m from the body's back end (-x) to the handle's rear post
-HANDLE_POST = 0.015       # m: the posts that hold the bar, along x
-
-
-def top_handle_parts(props: ObjectProperties) -> list[tuple[tuple[float, float, float], tuple[float, float, float]]]:
-    """(centre, half extents) in the body frame of a ``grasp: top_handle`` object's bar and the two
-    posts it stands on: the bar runs along x from ``HANDLE_INSET`` inside the back end, its
-    underside ``HANDLE_CLEARANCE`` above the top (above the size, which is the body's)."""
-    assert props.top_handle is not None
-    sx, _, sz = props.size
-    length, width = props.top_handle
-    x0 = -sx / 2 + HANDLE_INSET
-    bar = ((x0 + length / 2, 0.0, sz / 2 + HANDLE_CLEARANCE + width / 2), (length / 2, width / 2, width / 2))
-    posts = [((x, 0.0, sz / 2 + HANDLE_CLEARANCE / 2), (HANDLE_POST / 2, width / 2, HANDLE_CLEARANCE / 2))
-             for x in (x0 + HANDLE_POST / 2, x0 + length - HANDLE_POST / 2)]
-    return [bar, *posts]
-
-
 def object_geometry(props: ObjectProperties) -> ObjectGeometry:
     sx, sy, sz = props.size
     if props.shape == "sphere":
@@ -383,14 +354,8 @@ def object_geometry(props: ObjectProperties) -> ObjectGeometry:
             inner = floor
         else:
             top = floor    # a plate: what stands on it stands on the floor of its well
-    if props.handle is not None:
-        # Uniform density: the centre of mass lies between the handle's middle and the head.
-        vols = [(c[0], h[0] * h[1] * h[2]) for c, h in handle_parts(props)]
-        com = (sum(x * v for x, v in vols) / sum(v for _, v in vols), 0.0, 0.0)
-    elif props.top_handle is not None:
-        # A carrying handle is made to sit over the centre of mass, so the thing hangs level from it
-        # (a watering can's body is behind the middle of its length; the spout in front is light).
-        com = (top_handle_parts(props)[0][0][0], 0.0, 0.0)
+    if props.handle is not None or props.top_handle is not None:
+        com = (balance_x(props), 0.0, 0.0)
     return ObjectGeometry(top, inner, half, hollow, wall, com)
 
 

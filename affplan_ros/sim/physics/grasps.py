@@ -27,7 +27,8 @@ from typing import Optional
 
 import numpy as np
 
-from affplan_ros.sim.physics.bodies import HANDLE_POST, handle_parts, object_geometry, top_handle_parts, vertical_half
+from affplan_ros.core.knowledge.objects import HANDLE_POST, handle_parts, top_handle_parts
+from affplan_ros.sim.physics.bodies import object_geometry, vertical_half
 from affplan_ros.sim.physics.robot import PAD_HALF
 from affplan_ros.sim.physics.world import BasePose, PhysicsWorld, ThingKind, is_long
 

@@ -10,7 +10,8 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from affplan_ros.sim.physics.bodies import handle_parts, object_geometry
+from affplan_ros.core.knowledge.objects import handle_parts
+from affplan_ros.sim.physics.bodies import object_geometry
 from affplan_ros.sim.physics.world import PhysicsWorld, ThingKind
 
 Rect = tuple[float, float, float, float]   # (u, v, half u, half v) in a surface's frame

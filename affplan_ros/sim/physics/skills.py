@@ -35,10 +35,11 @@ from typing import Callable, Mapping, Optional, Sequence, TypeVar
 import mujoco
 import numpy as np
 
+from affplan_ros.core.knowledge.objects import handle_parts
 from affplan_ros.core.model.failure import Cause
 from affplan_ros.sim.physics import two_hands
 from affplan_ros.sim.physics.arm_paths import MAX_CHECKS, ArmPathPlanner
-from affplan_ros.sim.physics.bodies import handle_parts, object_geometry, round_well, vertical_half
+from affplan_ros.sim.physics.bodies import object_geometry, round_well, vertical_half
 from affplan_ros.sim.physics.control import MotionOutcome, RobotControl
 from affplan_ros.sim.physics.edge_grasp import edge_grasp, edge_place_poses, held_by_edge, is_flat_and_wide
 from affplan_ros.sim.physics.grasps import (

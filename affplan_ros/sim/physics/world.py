@@ -35,7 +35,7 @@ from typing import Callable, Iterable, Optional
 import mujoco
 import numpy as np
 
-from affplan_ros.core.knowledge.objects import ObjectProperties, ObjectTable, load_object_table
+from affplan_ros.core.knowledge.objects import ObjectProperties, ObjectTable, handle_parts, load_object_table
 from affplan_ros.core.model.scene import Scene
 from affplan_ros.sim.physics.bodies import (
     DOOR_OPEN,
@@ -47,7 +47,6 @@ from affplan_ros.sim.physics.bodies import (
     furniture_xml,
     grip_name,
     grip_xml,
-    handle_parts,
     hollow_of,
     human_xml,
     object_geometry,
