@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from functools import partial
 from typing import Callable, Optional, Sequence
 
@@ -74,7 +74,7 @@ STANDS_TRIED = 3                # of those it reaches from, how many Nav2 is ask
 STAND_REACH_M = 0.5             # m from the shoulder (across the floor) the arm works best
 TURN_COST_M = 0.1               # m of the shoulder's distance to the work a rad of turning away from it costs
 RIM_DROP_M = 0.03               # m above a container's rim a thing is let go where its floor is out of reach
-SHORT_APPROACH_M = 0.05         # m from a grasp or put-down the hand comes in from where approach_height_m is too far
+SHORT_APPROACH_M = 0.05         # m above a put-down the hand comes in from where approach_height_m is out of reach
 SUNK_M, DISH_M = 0.01, 0.05     # a thing whose bottom is between these below its support's top lies in its dish
 # Where a hand is carried while the base moves: ahead of the base's centre and to its own side (m).
 CARRY_AHEAD_M, CARRY_SIDE_M = 0.3, 0.25
@@ -102,17 +102,6 @@ class Held:
     above_bottom: float
     seen: SeenObject
     turn: float = 0.0     # the hand's yaw at the grasp less the base's: a put-down turns it as the base turned
-
-
-def _nearer(start: Pose, goal: Pose, distance: float) -> Pose:
-    """``start`` moved along the line to ``goal`` until it is ``distance`` from it (as it is,
-    where it is nearer already)."""
-    gap = math.dist((start.x, start.y, start.z), (goal.x, goal.y, goal.z))
-    if gap <= distance:
-        return start
-    k = 1.0 - distance / gap
-    return replace(start, x=start.x + k * (goal.x - start.x), y=start.y + k * (goal.y - start.y),
-                   z=start.z + k * (goal.z - start.z))
 
 
 def _set_down(held: Held, spot: tuple[float, float], floor: float, base_yaw: float) -> list[Pose]:
@@ -619,22 +608,16 @@ class RobotSkillsNode(Node):
         group, link = self.groups[hand], self.links[hand]
         missed = []
         for grasp in candidates:
-            # From the usual distance; where that is out of reach (the far side of a counter: the
-            # hand high above it stretches the arm more than at the grasp), from nearer.
-            for approach in (grasp.approach, _nearer(grasp.approach, grasp.pose, SHORT_APPROACH_M)):
-                problem = self.arm.move_to(group, approach, link, cancel)
-                if problem is None or problem.cause != Cause.UNREACHABLE:
-                    break
-            if problem is None:
-                problem = self.arm.move_to(group, grasp.pose, link, cancel, line=True)
+            problem = self._reach(group, link, cancel, (grasp.approach, False), (grasp.pose, True))
             if problem is not None and self._ends_skill(problem):
                 return self._problem(what, problem), missed
             if problem is not None:     # no motion found: the next grasp
                 missed.append(f"{grasp.kind} grasp: {problem.why}")
                 continue
+            lift = grasp.pose.offset(dz=self.approach)
             failure = self._steps(what, cancel,
                                   lambda: self._close_on(hand, goal.object, what, cancel),
-                                  partial(self._lift, group, link, grasp.pose, cancel),
+                                  partial(self.arm.move_to, group, lift, link, cancel, line=True),
                                   lambda: self._close_on(hand, goal.object, what, cancel, again=True))
             if failure is None:
                 self.holding[hand] = goal.object
@@ -642,15 +625,6 @@ class RobotSkillsNode(Node):
                 self._take_hold(hand, grasp, seen)
             return failure, missed
         return False, missed
-
-    def _lift(self, group: str, link: str, pose: Pose, cancel) -> Optional[Problem]:
-        """Straight up from a grasp by approach_height_m, or by SHORT_APPROACH_M where that is out
-        of reach (then folding for the drive takes it further)."""
-        for dz in (self.approach, SHORT_APPROACH_M):
-            problem = self.arm.move_to(group, pose.offset(dz=dz), link, cancel, line=True)
-            if problem is None or problem.cause != Cause.UNREACHABLE:
-                return problem
-        return problem
 
     def _no_free_hand(self, what: str) -> Failure:
         return Failure(FailureCode.PRECONDITION, what, f"{what} failed", f"no free hand ({self.holding})",
